@@ -10,16 +10,13 @@ REMOTE_CONTROL_ENABLED = False
 TELNETCONSOLE_ENABLED = False
 
 ROBOTSTXT_OBEY = True
-USER_AGENT = "adaptive_spider (+https://github.com/adaptive-spider)"
 
-# The focused crawl: all components, configured in one place.
+# The focused crawl: scheduler, middlewares and pipelines, configured in one place.
 ADDONS = {"adaptive_spider.addon.AdaptiveAddon": 0}
 
 CONCURRENT_REQUESTS = 16
 CONCURRENT_REQUESTS_PER_DOMAIN = 8
-DOWNLOAD_DELAY = 0
 DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 1
-DEPTH_STATS_VERBOSE = False
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"

@@ -1,0 +1,258 @@
+"""Reading and validating the ``ADAPTIVE_*`` settings, once per crawl.
+
+:class:`AdaptiveConfig` turns Scrapy settings into typed values and rejects a
+wrong value with a :class:`ConfigError` that names the setting, so a typo fails
+at start instead of half-way through a crawl.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from typing import Any
+
+from adaptive_spider import default_settings
+
+STRATEGIES = ("tres", "linkgroups", "bestfirst", "bfs", "dfs", "random")
+LEAF_SAMPLING = ("best", "uniform")
+PAGE_FIELDS = ("title", "headings", "body", "url")
+
+
+class ConfigError(ValueError):
+    """A setting or argument has a value the crawl cannot use; the message names it."""
+
+
+def default_values() -> dict[str, Any]:
+    """The ``ADAPTIVE_*`` defaults as a dict (fresh copies of mutable values)."""
+    return {
+        name: json.loads(json.dumps(getattr(default_settings, name)))
+        for name in dir(default_settings)
+        if name.startswith("ADAPTIVE_")
+    }
+
+
+def _get(settings: Any, name: str) -> Any:
+    value = settings.get(name) if settings is not None else None
+    if value is None:
+        value = getattr(default_settings, name)
+    return value
+
+
+def _number(settings, name, kind, low=None, high=None, low_open=False):
+    raw = _get(settings, name)
+    try:
+        if isinstance(raw, bool):
+            raise TypeError
+        value = kind(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name}: expected {kind.__name__}, got {raw!r}") from None
+    if kind is float and value != value:  # NaN
+        raise ConfigError(f"{name}: expected a number, got {raw!r}")
+    if low is not None and (value <= low if low_open else value < low):
+        bound = f"> {low}" if low_open else f">= {low}"
+        raise ConfigError(f"{name}: must be {bound}, got {raw!r}")
+    if high is not None and value > high:
+        raise ConfigError(f"{name}: must be <= {high}, got {raw!r}")
+    return value
+
+
+def _choice(settings, name, choices):
+    value = str(_get(settings, name)).strip().lower()
+    if value not in choices:
+        raise ConfigError(f"{name}: unknown value {value!r}; choose one of {', '.join(choices)}")
+    return value
+
+
+def parse_list(raw: Any, name: str) -> list[str]:
+    """A list setting given as a list or a comma-separated string."""
+    if raw is None or raw == "":
+        return []
+    if isinstance(raw, str):
+        items = raw.split(",")
+    elif isinstance(raw, (list, tuple)):
+        items = raw
+    else:
+        raise ConfigError(f"{name}: expected a list or a comma-separated string, got {raw!r}")
+    return [str(item).strip() for item in items if str(item).strip()]
+
+
+def parse_mapping(raw: Any, name: str, *, low: float | None = 0.0) -> dict[str, float]:
+    """A mapping of name -> non-negative number, given as a dict, JSON, or ``a=1,b=2``."""
+    if raw is None or raw == "" or raw == {}:
+        return {}
+    if isinstance(raw, str):
+        text = raw.strip()
+        if text.startswith("{"):
+            try:
+                raw = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{name}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        else:
+            pairs = {}
+            for part in filter(None, (p.strip() for p in text.split(","))):
+                key, sep, value = part.partition("=")
+                if not sep or not key.strip():
+                    raise ConfigError(f"{name}: expected name=number pairs, got {part!r}")
+                pairs[key.strip()] = value.strip()
+            raw = pairs
+    if not hasattr(raw, "items"):
+        raise ConfigError(f"{name}: expected a mapping, got {raw!r}")
+    result = {}
+    for key, value in raw.items():
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{name}: value of {key!r} is not a number: {value!r}") from None
+        if number != number or (low is not None and number < low):
+            raise ConfigError(f"{name}: value of {key!r} must be >= {low}, got {value!r}")
+        result[str(key).strip().lower()] = number
+    return result
+
+
+@dataclass(frozen=True)
+class AdaptiveConfig:
+    """Validated values of every ``ADAPTIVE_*`` setting of one crawl.
+
+    Build it with :meth:`from_settings`; the defaults live in
+    :mod:`adaptive_spider.default_settings` only.
+    """
+
+    query: str
+    keywords: tuple[str, ...]
+    strategy: str
+    seed: int
+    pages_per_round: int
+    ready_per_domain: int
+    tree_max_leaves: int
+    tree_min_samples_leaf: int
+    tree_min_experience: int
+    tree_refit_growth: float
+    tree_leaf_sampling: str
+    qnet_hidden: tuple[int, ...]
+    qnet_learning_rate: float
+    qnet_gamma: float
+    qnet_batch_size: int
+    qnet_replay_size: int
+    qnet_target_update: int
+    qnet_updates_per_page: int
+    qnet_next_actions: int
+    warmup_pages: int
+    epsilon_start: float
+    epsilon_end: float
+    epsilon_half_life: float
+    linkgroups_max_groups: int
+    linkgroups_learning_rate: float
+    slow_domain_ms: float
+    unreliable_threshold: float
+    unreliable_min_attempts: int
+    domain_max_pages: int
+    domain_weights: dict[str, float]
+    relevance_field_weights: dict[str, float]
+    relevance_k1: float
+    relevance_b: float
+    keyword_weight: float
+    relevant_threshold: float
+    log_decisions: bool
+
+    @classmethod
+    def from_settings(cls, settings: Any = None, **overrides: Any) -> AdaptiveConfig:
+        """Read and validate ``ADAPTIVE_*`` from Scrapy settings (or a plain dict)."""
+        if isinstance(settings, dict):
+            settings = _DictSettings(settings)
+        values = _read(settings)
+        values.update(overrides)
+        return cls(**values)
+
+    def as_settings(self) -> dict[str, Any]:
+        """The config as ``ADAPTIVE_*`` settings (for reports and subprocesses)."""
+        return {f"ADAPTIVE_{f.name.upper()}": getattr(self, f.name) for f in fields(self)}
+
+
+class _DictSettings(dict):
+    def getbool(self, name, default=False):
+        value = self.get(name, default)
+        return value.lower() in ("1", "true", "yes") if isinstance(value, str) else bool(value)
+
+
+def _hidden_layers(settings) -> tuple[int, ...]:
+    layers = parse_list(_get(settings, "ADAPTIVE_QNET_HIDDEN"), "ADAPTIVE_QNET_HIDDEN")
+    try:
+        sizes = tuple(int(size) for size in layers)
+    except ValueError:
+        raise ConfigError(f"ADAPTIVE_QNET_HIDDEN: expected layer sizes such as 30,15, got {layers!r}") from None
+    if not sizes or any(size < 1 or size > 4096 for size in sizes):
+        raise ConfigError(f"ADAPTIVE_QNET_HIDDEN: layer sizes must be between 1 and 4096, got {sizes!r}")
+    return sizes
+
+
+def _field_weights(settings) -> dict[str, float]:
+    name = "ADAPTIVE_RELEVANCE_FIELD_WEIGHTS"
+    weights = parse_mapping(_get(settings, name), name)
+    unknown = sorted(set(weights) - set(PAGE_FIELDS))
+    if unknown:
+        raise ConfigError(f"{name}: unknown field(s) {', '.join(unknown)}; fields are {', '.join(PAGE_FIELDS)}")
+    merged = dict(default_settings.ADAPTIVE_RELEVANCE_FIELD_WEIGHTS)
+    merged.update(weights)
+    if not any(merged.values()):
+        raise ConfigError(f"{name}: at least one field needs a weight above 0")
+    return merged
+
+
+def _read(settings) -> dict[str, Any]:
+    n = _number
+    epsilon_start = n(settings, "ADAPTIVE_EPSILON_START", float, 0.0, 1.0)
+    epsilon_end = n(settings, "ADAPTIVE_EPSILON_END", float, 0.0, 1.0)
+    if epsilon_end > epsilon_start:
+        raise ConfigError(
+            f"ADAPTIVE_EPSILON_END: must not exceed ADAPTIVE_EPSILON_START ({epsilon_end} > {epsilon_start})"
+        )
+    return {
+        "query": str(_get(settings, "ADAPTIVE_QUERY") or "").strip(),
+        "keywords": tuple(parse_list(_get(settings, "ADAPTIVE_KEYWORDS"), "ADAPTIVE_KEYWORDS")),
+        "strategy": _choice(settings, "ADAPTIVE_STRATEGY", STRATEGIES),
+        "seed": n(settings, "ADAPTIVE_SEED", int, 0),
+        "pages_per_round": n(settings, "ADAPTIVE_PAGES_PER_ROUND", int, 1, 10000),
+        "ready_per_domain": n(settings, "ADAPTIVE_READY_PER_DOMAIN", int, 0),
+        "tree_max_leaves": n(settings, "ADAPTIVE_TREE_MAX_LEAVES", int, 2, 4096),
+        "tree_min_samples_leaf": n(settings, "ADAPTIVE_TREE_MIN_SAMPLES_LEAF", int, 1),
+        "tree_min_experience": n(settings, "ADAPTIVE_TREE_MIN_EXPERIENCE", int, 2),
+        "tree_refit_growth": n(settings, "ADAPTIVE_TREE_REFIT_GROWTH", float, 0.0, low_open=True),
+        "tree_leaf_sampling": _choice(settings, "ADAPTIVE_TREE_LEAF_SAMPLING", LEAF_SAMPLING),
+        "qnet_hidden": _hidden_layers(settings),
+        "qnet_learning_rate": n(settings, "ADAPTIVE_QNET_LEARNING_RATE", float, 0.0, 1.0, low_open=True),
+        "qnet_gamma": n(settings, "ADAPTIVE_QNET_GAMMA", float, 0.0, 0.999),
+        "qnet_batch_size": n(settings, "ADAPTIVE_QNET_BATCH_SIZE", int, 1, 100000),
+        "qnet_replay_size": n(settings, "ADAPTIVE_QNET_REPLAY_SIZE", int, 1),
+        "qnet_target_update": n(settings, "ADAPTIVE_QNET_TARGET_UPDATE", int, 1),
+        "qnet_updates_per_page": n(settings, "ADAPTIVE_QNET_UPDATES_PER_PAGE", int, 0, 1000),
+        "qnet_next_actions": n(settings, "ADAPTIVE_QNET_NEXT_ACTIONS", int, 0, 1000),
+        "warmup_pages": n(settings, "ADAPTIVE_WARMUP_PAGES", int, 0),
+        "epsilon_start": epsilon_start,
+        "epsilon_end": epsilon_end,
+        "epsilon_half_life": n(settings, "ADAPTIVE_EPSILON_HALF_LIFE", float, 0.0, low_open=True),
+        "linkgroups_max_groups": n(settings, "ADAPTIVE_LINKGROUPS_MAX_GROUPS", int, 1),
+        "linkgroups_learning_rate": n(settings, "ADAPTIVE_LINKGROUPS_LEARNING_RATE", float, 0.0, 1.0, low_open=True),
+        "slow_domain_ms": n(settings, "ADAPTIVE_SLOW_DOMAIN_MS", float, 0.0, low_open=True),
+        "unreliable_threshold": n(settings, "ADAPTIVE_UNRELIABLE_THRESHOLD", float, 0.0, 1.0),
+        "unreliable_min_attempts": n(settings, "ADAPTIVE_UNRELIABLE_MIN_ATTEMPTS", int, 1),
+        "domain_max_pages": n(settings, "ADAPTIVE_DOMAIN_MAX_PAGES", int, 0),
+        "domain_weights": parse_mapping(_get(settings, "ADAPTIVE_DOMAIN_WEIGHTS"), "ADAPTIVE_DOMAIN_WEIGHTS"),
+        "relevance_field_weights": _field_weights(settings),
+        "relevance_k1": n(settings, "ADAPTIVE_RELEVANCE_K1", float, 0.0, low_open=True),
+        "relevance_b": n(settings, "ADAPTIVE_RELEVANCE_B", float, 0.0, 1.0),
+        "keyword_weight": n(settings, "ADAPTIVE_KEYWORD_WEIGHT", float, 0.0),
+        "relevant_threshold": n(settings, "ADAPTIVE_RELEVANT_THRESHOLD", float, 0.0, 1.0),
+        "log_decisions": _bool(settings, "ADAPTIVE_LOG_DECISIONS"),
+    }
+
+
+def _bool(settings, name) -> bool:
+    raw = _get(settings, name)
+    if isinstance(raw, str):
+        lowered = raw.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off", ""):
+            return False
+        raise ConfigError(f"{name}: expected true or false, got {raw!r}")
+    return bool(raw)

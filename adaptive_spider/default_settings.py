@@ -1,0 +1,88 @@
+"""Every ``ADAPTIVE_*`` setting with its default value.
+
+This module is the one place where defaults live, as Scrapy's own
+``scrapy.settings.default_settings`` is for Scrapy's settings. The add-on
+(:class:`adaptive_spider.addon.AdaptiveAddon`) registers them with
+``addon`` priority, so a project's ``settings.py``, ``-s`` on the command line
+and spider arguments all override them. :mod:`adaptive_spider.config` reads and
+validates them once per crawl.
+"""
+
+# --- the query ---------------------------------------------------------------
+#: Text of what the crawl is about. The ``focused`` spider sets it from ``-a query=``.
+ADAPTIVE_QUERY = ""
+#: Extra terms (a list, or a comma-separated string); each weighs more than a query word.
+ADAPTIVE_KEYWORDS = []
+
+# --- frontier strategy -------------------------------------------------------
+#: One of: tres, linkgroups, bestfirst, bfs, dfs, random.
+ADAPTIVE_STRATEGY = "tres"
+#: Seed of every random choice (sampling, exploration, network initialisation).
+ADAPTIVE_SEED = 0
+#: Requests chosen per selection round and put into the ready queue.
+ADAPTIVE_PAGES_PER_ROUND = 8
+#: At most this many ready requests per domain per round (0: CONCURRENT_REQUESTS_PER_DOMAIN).
+ADAPTIVE_READY_PER_DOMAIN = 0
+
+# --- TRES: regression tree over the features ------------------------------------
+#: Upper bound of leaves of the tree that partitions the frontier.
+ADAPTIVE_TREE_MAX_LEAVES = 16
+#: Fewest experience samples in a leaf.
+ADAPTIVE_TREE_MIN_SAMPLES_LEAF = 8
+#: Experience needed before the first fit (before it, the frontier is one leaf).
+ADAPTIVE_TREE_MIN_EXPERIENCE = 32
+#: Refit when the experience has grown by this fraction since the last fit.
+ADAPTIVE_TREE_REFIT_GROWTH = 0.25
+#: How a leaf offers its candidate: "best" (highest link prior) or "uniform" (TRES' sampling).
+ADAPTIVE_TREE_LEAF_SAMPLING = "best"
+
+# --- TRES: Q-network (double DQN) -----------------------------------------------
+#: Hidden layer sizes of the Q-network (TRES and forager: 11 -> 30 -> 15 -> 1).
+ADAPTIVE_QNET_HIDDEN = [30, 15]
+ADAPTIVE_QNET_LEARNING_RATE = 0.003
+#: Discount of the value of the links a page leads to.
+ADAPTIVE_QNET_GAMMA = 0.6
+ADAPTIVE_QNET_BATCH_SIZE = 32
+ADAPTIVE_QNET_REPLAY_SIZE = 20000
+#: Gradient steps between copies of the online network into the target network.
+ADAPTIVE_QNET_TARGET_UPDATE = 50
+#: Gradient steps per fetched page.
+ADAPTIVE_QNET_UPDATES_PER_PAGE = 2
+#: Outlinks of a page kept as its next-state actions.
+ADAPTIVE_QNET_NEXT_ACTIONS = 16
+#: Pages released at random (among leaf candidates) before the network decides.
+ADAPTIVE_WARMUP_PAGES = 8
+#: Exploration: epsilon decays exponentially from START to END with this half-life (pages).
+ADAPTIVE_EPSILON_START = 0.2
+ADAPTIVE_EPSILON_END = 0.02
+ADAPTIVE_EPSILON_HALF_LIFE = 100
+
+# --- linkgroups: tabular Q-learning over link groups ------------------------------
+ADAPTIVE_LINKGROUPS_MAX_GROUPS = 64
+ADAPTIVE_LINKGROUPS_LEARNING_RATE = 0.2
+
+# --- domain profiles and filters ----------------------------------------------
+#: Domains whose median latency exceeds this (ms) are released after the others.
+ADAPTIVE_SLOW_DOMAIN_MS = 3000
+#: Domains whose failure rate exceeds this are skipped ...
+ADAPTIVE_UNRELIABLE_THRESHOLD = 0.5
+#: ... once they had at least this many attempts.
+ADAPTIVE_UNRELIABLE_MIN_ATTEMPTS = 5
+#: Most pages fetched per domain (0: no cap).
+ADAPTIVE_DOMAIN_MAX_PAGES = 0
+#: A mapping of domain -> weight (a feature of every URL of that domain; default 1).
+ADAPTIVE_DOMAIN_WEIGHTS = {}
+
+# --- relevance ------------------------------------------------------------------
+#: Weights of the page fields in the BM25F-style page score.
+ADAPTIVE_RELEVANCE_FIELD_WEIGHTS = {"title": 4.0, "headings": 2.0, "body": 1.0, "url": 2.0}
+ADAPTIVE_RELEVANCE_K1 = 1.2
+ADAPTIVE_RELEVANCE_B = 0.75
+#: Weight of a keyword term relative to a query word.
+ADAPTIVE_KEYWORD_WEIGHT = 2.0
+#: A page with at least this relevance counts as relevant (stats, harvest rate).
+ADAPTIVE_RELEVANT_THRESHOLD = 0.35
+
+# --- explanations -----------------------------------------------------------------
+#: Log every released request with its leaf, Q-value and features at DEBUG.
+ADAPTIVE_LOG_DECISIONS = True

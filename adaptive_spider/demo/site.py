@@ -1,0 +1,156 @@
+"""A generated web site for the demo and the tests: a relevant region behind
+irrelevant hub pages.
+
+The site has a home page, topic sections with hub pages and article pages. One
+topic (``astronomy`` by default) is the *relevant region*: its articles talk
+about the query, but the only ways in are hub pages whose text is generic, some
+with an informative anchor ("Space and telescopes") and some without ("More
+sections"). A breadth-first crawl reaches the region only after most of the
+site; a focused crawl should get there early. Deterministic for a given seed.
+
+    python -m adaptive_spider.demo.site --port 8000     # serve on 127.0.0.1:8000
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import random
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+TOPICS = {
+    "astronomy": "telescope planet galaxy orbit star nebula comet asteroid observatory astronomy lens moon solar eclipse",
+    "cooking": "recipe oven flour butter sauce garlic roast simmer spice dough kitchen pan onion bake",
+    "finance": "stock bond market interest dividend portfolio inflation bank loan credit equity fund tax",
+    "gardening": "soil compost seed prune tomato flower garden water shrub mulch harvest bloom leaf root",
+    "cycling": "bike wheel saddle gear chain pedal brake tyre route climb helmet frame race ride",
+    "music": "guitar chord melody rhythm piano song tempo scale drum album concert harmony note band",
+}
+FILLER = "the and of to a in is it that for on with as this by from at be or are an was which about more also"
+QUERY = "astronomy telescopes planets and galaxies"
+
+
+@dataclass
+class DemoSite:
+    """Pages (path -> HTML) of the generated site and the paths of its relevant region."""
+
+    seed: int = 0
+    relevant_topic: str = "astronomy"
+    hubs_per_topic: int = 4
+    articles_per_hub: int = 30
+    pages: dict[str, str] = field(default_factory=dict)
+    relevant: set[str] = field(default_factory=set)
+
+    def __post_init__(self):
+        self.rng = random.Random(self.seed)
+        self._build()
+
+    # -- text -------------------------------------------------------------------------------
+    def _sentence(self, topic: str | None, n: int = 12) -> str:
+        filler = FILLER.split()
+        topical = TOPICS[topic].split() if topic else []
+        words = [
+            self.rng.choice(topical) if topical and self.rng.random() < 0.35 else self.rng.choice(filler)
+            for _ in range(n)
+        ]
+        return " ".join(words).capitalize() + "."
+
+    def _page(self, title: str, paragraphs: list[str], links: list[tuple[str, str]]) -> str:
+        body = "".join(f"<p>{html.escape(p)}</p>" for p in paragraphs)
+        items = "".join(f'<li><a href="{href}">{html.escape(text)}</a></li>' for href, text in links)
+        return (
+            f"<!DOCTYPE html><html><head><title>{html.escape(title)}</title></head>"
+            f"<body><h1>{html.escape(title)}</h1>{body}<ul>{items}</ul></body></html>"
+        )
+
+    # -- structure ----------------------------------------------------------------------------
+    def _build(self) -> None:
+        topics = list(TOPICS)
+        other = [t for t in topics if t != self.relevant_topic]
+        home_links = [(f"/{t}/", f"{t.capitalize()} section") for t in other]
+        # The relevant region hangs below a generic "more" hub, not the home page.
+        home_links.append(("/more/", "More sections"))
+        self.pages["/"] = self._page("Welcome", [self._sentence(None) for _ in range(3)], home_links)
+        self.pages["/more/"] = self._page(
+            "More sections",
+            [self._sentence(None) for _ in range(3)],
+            [(f"/{self.relevant_topic}/", "Space and telescopes"), *[(f"/{t}/hub-0.html", f"Browse {t}") for t in other]],
+        )
+        for topic in topics:
+            self._build_topic(topic, other)
+
+    def _build_topic(self, topic: str, other: list[str]) -> None:
+        relevant = topic == self.relevant_topic
+        hubs = [f"/{topic}/hub-{i}.html" for i in range(self.hubs_per_topic)]
+        # Section index: generic text, anchors that name the section half of the time.
+        links = [(hub, f"{topic.capitalize()} part {i}" if i % 2 == 0 else f"Part {i}") for i, hub in enumerate(hubs)]
+        self.pages[f"/{topic}/"] = self._page(f"Section {topic}", [self._sentence(None)], links)
+        for h, hub in enumerate(hubs):
+            articles = [f"/{topic}/{h}/article-{a}.html" for a in range(self.articles_per_hub)]
+            cross = [(f"/{t}/hub-{h % self.hubs_per_topic}.html", f"See also {t}") for t in self.rng.sample(other, 2)]
+            hub_links = [(a, f"Article {i}") for i, a in enumerate(articles)] + cross
+            self.pages[hub] = self._page(f"Index {h}", [self._sentence(None) for _ in range(2)], hub_links)
+            for a, path in enumerate(articles):
+                neighbours = [(articles[(a + k) % len(articles)], f"Read more {k}") for k in (1, 2, 5)]
+                paragraphs = [self._sentence(topic, 20) for _ in range(6)]
+                title = f"{topic.capitalize()} notes {h}-{a}" if relevant else f"Notes {h}-{a}"
+                self.pages[path] = self._page(title, paragraphs, neighbours + [(f"/{topic}/", "Back")])
+                if relevant:
+                    self.relevant.add(path)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    site: DemoSite
+
+    def do_GET(self):  # noqa: N802 (http.server's naming)
+        path = self.path.split("?", 1)[0]
+        page = self.site.pages.get(path)
+        if path == "/robots.txt":
+            self._reply(200, b"User-agent: *\nDisallow:\n", "text/plain")
+        elif page is None:
+            self._reply(404, b"<html><body>Not found</body></html>", "text/html")
+        else:
+            self._reply(200, page.encode("utf-8"), "text/html; charset=utf-8")
+
+    def _reply(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def serve(site: DemoSite, host: str = "127.0.0.1", port: int = 0):
+    """Serve the site in a background thread; returns ``(server, base_url)``.
+
+    Stop it with ``server.shutdown()``.
+    """
+    handler = type("DemoHandler", (_Handler,), {"site": site})
+    server = ThreadingHTTPServer((host, port), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://{host}:{server.server_address[1]}/"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    site = DemoSite(seed=args.seed)
+    server, url = serve(site, args.host, args.port)
+    print(f"Demo site: {url} ({len(site.pages)} pages, {len(site.relevant)} relevant); query: {QUERY!r}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""Domain profiles: what the crawl has learned about each domain so far.
+
+:class:`DomainProfileMiddleware <adaptive_spider.downloadermiddlewares.DomainProfileMiddleware>`
+records latencies, status codes and failures; the relevance middleware records
+page relevance. The frontier reads the profiles as features of every queued URL
+(kept in numpy columns so a batch of URLs reads them at once) and as filters
+before a request is released (slow, unreliable and capped domains).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from statistics import median
+
+import numpy as np
+
+from adaptive_spider.relevance import log_norm
+
+#: Latencies kept per domain for the median.
+LATENCY_WINDOW = 64
+#: Pages after which ``domain_count`` saturates at 1.
+COUNT_SCALE = 1000.0
+
+
+class DomainProfile:
+    """Counters of one domain (plain Python, cheap to update and to pickle)."""
+
+    __slots__ = ("name", "attempts", "failures", "dns_failures", "statuses", "latencies", "pages", "relevance_sum", "released")
+
+    def __init__(self, name: str):
+        self.name = name
+        self.attempts = 0
+        self.failures = 0
+        self.dns_failures = 0
+        self.statuses: Counter = Counter()
+        self.latencies: deque = deque(maxlen=LATENCY_WINDOW)
+        self.pages = 0
+        self.relevance_sum = 0.0
+        self.released = 0
+
+    @property
+    def failure_rate(self) -> float:
+        return self.failures / self.attempts if self.attempts else 0.0
+
+    @property
+    def median_latency_ms(self) -> float:
+        return 1000.0 * median(self.latencies) if self.latencies else 0.0
+
+    @property
+    def mean_relevance(self) -> float:
+        return self.relevance_sum / self.pages if self.pages else 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "domain": self.name,
+            "attempts": self.attempts,
+            "failures": self.failures,
+            "dns_failures": self.dns_failures,
+            "failure_rate": round(self.failure_rate, 4),
+            "median_latency_ms": round(self.median_latency_ms, 1),
+            "statuses": dict(self.statuses),
+            "pages": self.pages,
+            "mean_relevance": round(self.mean_relevance, 4),
+            "released": self.released,
+        }
+
+
+class DomainProfiles:
+    """All domain profiles of a crawl, with their features as numpy columns.
+
+    Domains get small integer ids in order of first sight; ``features(ids)``
+    returns the four per-domain features of the frontier for a batch of ids:
+    domain_relevance (mean page relevance, smoothed toward the crawl's mean),
+    domain_count, domain_failure_rate and domain_weight.
+    """
+
+    def __init__(self, weights: dict[str, float] | None = None, *, min_attempts: int = 5):
+        self.weights = dict(weights or {})
+        self.min_attempts = min_attempts
+        self.ids: dict[str, int] = {}
+        self.profiles: list[DomainProfile] = []
+        self._columns = np.zeros((16, 4), dtype=np.float32)
+        self._relevance_total = 0.0
+        self._pages_total = 0
+
+    def __len__(self) -> int:
+        return len(self.profiles)
+
+    def __iter__(self):
+        return iter(self.profiles)
+
+    def id_of(self, domain: str) -> int:
+        domain_id = self.ids.get(domain)
+        if domain_id is None:
+            domain_id = len(self.profiles)
+            self.ids[domain] = domain_id
+            self.profiles.append(DomainProfile(domain))
+            if domain_id >= len(self._columns):
+                self._columns = np.vstack([self._columns, np.zeros_like(self._columns)])
+            self._columns[domain_id, 3] = self.weight_of(domain)
+            self._refresh(domain_id)
+        return domain_id
+
+    def get(self, domain: str) -> DomainProfile:
+        return self.profiles[self.id_of(domain)]
+
+    def weight_of(self, domain: str) -> float:
+        """The configured weight of a domain; a weight for ``example.com`` covers its subdomains."""
+        name = domain
+        while True:
+            if name in self.weights:
+                return self.weights[name]
+            _, dot, rest = name.partition(".")
+            if not dot:
+                return 1.0
+            name = rest
+
+    # -- recording ---------------------------------------------------------------
+    def record_response(self, domain: str, status: int, latency: float | None) -> None:
+        domain_id = self.id_of(domain)
+        profile = self.profiles[domain_id]
+        profile.attempts += 1
+        profile.statuses[int(status)] += 1
+        if status >= 500:
+            profile.failures += 1
+        if latency is not None:
+            profile.latencies.append(float(latency))
+        self._refresh(domain_id)
+
+    def record_failure(self, domain: str, *, dns: bool = False) -> None:
+        domain_id = self.id_of(domain)
+        profile = self.profiles[domain_id]
+        profile.attempts += 1
+        profile.failures += 1
+        profile.dns_failures += int(dns)
+        self._refresh(domain_id)
+
+    def record_relevance(self, domain: str, relevance: float) -> None:
+        domain_id = self.id_of(domain)
+        profile = self.profiles[domain_id]
+        profile.pages += 1
+        profile.relevance_sum += relevance
+        self._relevance_total += relevance
+        self._pages_total += 1
+        self._refresh(domain_id)
+
+    def record_release(self, domain_id: int) -> None:
+        self.profiles[domain_id].released += 1
+
+    def _refresh(self, domain_id: int) -> None:
+        profile = self.profiles[domain_id]
+        prior = self._relevance_total / self._pages_total if self._pages_total else 0.0
+        row = self._columns[domain_id]
+        row[0] = (profile.relevance_sum + prior) / (profile.pages + 1)
+        row[1] = log_norm(profile.pages, COUNT_SCALE)
+        row[2] = profile.failure_rate
+
+    # -- reading -------------------------------------------------------------------
+    def features(self, domain_ids: np.ndarray) -> np.ndarray:
+        """Columns (relevance, count, failure_rate, weight) for a batch of domain ids."""
+        return self._columns[domain_ids]
+
+    def is_unreliable(self, domain_id: int, threshold: float) -> bool:
+        profile = self.profiles[domain_id]
+        return profile.attempts >= self.min_attempts and profile.failure_rate > threshold
+
+    def is_slow(self, domain_id: int, slow_ms: float) -> bool:
+        profile = self.profiles[domain_id]
+        return len(profile.latencies) >= 3 and profile.median_latency_ms > slow_ms
+
+    def is_capped(self, domain_id: int, max_pages: int) -> bool:
+        return max_pages > 0 and self.profiles[domain_id].released >= max_pages
+
+    # -- persistence ----------------------------------------------------------------
+    def state_dict(self) -> dict:
+        return {"profiles": self.profiles, "relevance_total": self._relevance_total, "pages_total": self._pages_total}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.ids = {}
+        self.profiles = []
+        self._columns = np.zeros((max(16, len(state["profiles"]) * 2), 4), dtype=np.float32)
+        self._relevance_total = state["relevance_total"]
+        self._pages_total = state["pages_total"]
+        for profile in state["profiles"]:
+            domain_id = self.id_of(profile.name)
+            self.profiles[domain_id] = profile
+            self._refresh(domain_id)

@@ -1,0 +1,42 @@
+"""DomainProfileMiddleware: what each domain's downloads were like.
+
+It records, per domain, the latency Scrapy measured (``download_latency``), the
+status of every response and every failure (exceptions, 5xx, DNS errors). The
+frontier reads these profiles as features and as filters (slow, unreliable).
+A fetch that gives no page (an error status or an exception) is also a reward
+of 0 for the decision that released it.
+
+Enable it with a priority above Scrapy's RetryMiddleware and RedirectMiddleware
+(the add-on uses 950) so that it sees each raw outcome before they act on it.
+"""
+
+from __future__ import annotations
+
+from twisted.internet.error import DNSLookupError
+
+from adaptive_spider.state import CrawlState, domain_of
+
+
+class DomainProfileMiddleware:
+    """Downloader middleware that keeps the crawl's domain profiles up to date."""
+
+    def __init__(self, state: CrawlState):
+        self.state = state
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(CrawlState.of(crawler))
+
+    def process_response(self, request, response, spider=None):
+        latency = request.meta.get("download_latency")
+        self.state.domains.record_response(domain_of(response.url), response.status, latency)
+        if response.status >= 400:
+            self.state.reward_nothing(request)
+        return response
+
+    def process_exception(self, request, exception, spider=None):
+        dns = isinstance(exception, DNSLookupError)
+        self.state.domains.record_failure(domain_of(request.url), dns=dns)
+        self.state.inc_stat("download_failures/dns" if dns else "download_failures/other")
+        self.state.reward_nothing(request)
+        return None

@@ -1,0 +1,76 @@
+"""The interface every frontier strategy implements.
+
+A strategy orders the entries of each priority tier of the frontier. The
+:class:`~adaptive_spider.frontier.frontier.Frontier` owns the entries (their
+requests and features), the tiers and the domain filters; a strategy only keeps
+entry ids in its own structures, chooses which to release, and may learn from
+the rewards of the pages its choices led to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from adaptive_spider.frontier.frontier import Frontier
+
+
+@dataclass
+class Choice:
+    """An entry chosen for release, with what explains the choice."""
+
+    entry: int
+    score: float = 0.0
+    leaf: int = -1
+    features: Any = None
+
+
+def link_prior(anchor_similarity, parent_score):
+    """A learning-free estimate of a link's value: the best-first baseline's order.
+
+    The anchor and URL words say most about the target; the linking page's
+    relevance breaks ties between links with the same words.
+    """
+    return 0.7 * anchor_similarity + 0.3 * parent_score
+
+
+class Strategy:
+    """Base class: a pool of entry ids per priority tier and a selection rule.
+
+    Subclasses implement :meth:`push`, :meth:`select` and :meth:`count`;
+    learning strategies also :meth:`observe` rewards.
+    """
+
+    name = "base"
+    learns = False
+
+    def __init__(self, frontier: Frontier, config, rng: np.random.Generator):
+        self.frontier = frontier
+        self.config = config
+        self.rng = rng
+
+    def push(self, tier: int, entry: int) -> None:
+        raise NotImplementedError
+
+    def select(self, tier: int, n: int) -> list[Choice]:
+        """Remove and return up to ``n`` entries of a tier (at least one if it has any)."""
+        raise NotImplementedError
+
+    def count(self, tier: int) -> int:
+        raise NotImplementedError
+
+    def observe(self, x: np.ndarray, reward: float, page_key: int, leaf: int = -1) -> None:
+        """A released entry (features ``x``, chosen from ``leaf``) led to a page of
+        relevance ``reward``, logged as ``page_key`` (-1: no page, e.g. an error)."""
+
+    def stats(self) -> dict:
+        return {}
+
+    def state_dict(self) -> dict:
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        pass

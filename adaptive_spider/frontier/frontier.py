@@ -1,0 +1,196 @@
+"""The frontier: queued requests in priority tiers, ordered by a strategy,
+screened by domain filters before release.
+
+An explicit ``Request.priority`` is a tier above the learned order: the highest
+non-empty tier is served first, and the strategy orders the entries inside it.
+Before a chosen request is released, the domain filters run: a domain over its
+page cap or with too many failures is dropped (counted by reason); a slow domain
+is held back until nothing faster is left.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+
+import numpy as np
+
+from adaptive_spider import features as F
+from adaptive_spider.frontier.base import Choice, Strategy
+from adaptive_spider.frontier.baselines import BestFirst, BreadthFirst, DepthFirst, RandomOrder
+from adaptive_spider.frontier.linkgroups import LinkGroups
+from adaptive_spider.frontier.store import FrontierStore
+from adaptive_spider.frontier.tres import Tres
+
+STRATEGY_CLASSES: dict[str, type[Strategy]] = {
+    cls.name: cls for cls in (Tres, LinkGroups, BestFirst, BreadthFirst, DepthFirst, RandomOrder)
+}
+
+
+class Frontier:
+    """Queued entries, their tiers, the strategy that orders them, and the release filters.
+
+    Parameters
+    ----------
+    config : AdaptiveConfig
+        The crawl's validated settings.
+    domains : DomainProfiles
+        Read for domain features and filters.
+    pages : PageLog
+        Read for sibling scores and next actions.
+    """
+
+    def __init__(self, config, domains, pages):
+        self.config = config
+        self.domains = domains
+        self.pages = pages
+        self.store = FrontierStore()
+        self.rng = np.random.default_rng(config.seed)
+        self.strategy: Strategy = STRATEGY_CLASSES[config.strategy](self, config, self.rng)
+        self.tier_sizes: Counter = Counter()
+        self.held: deque = deque()
+        self.round = 0
+        self.filtered: Counter = Counter()
+
+    def __len__(self) -> int:
+        return len(self.store)
+
+    # -- adding -----------------------------------------------------------------------
+    def add(self, request, static: np.ndarray, domain_id: int, parent_id: int, prior: float) -> int:
+        entry = self.store.add(request, static, domain_id, parent_id, prior)
+        tier = int(request.priority)
+        self.tier_sizes[tier] += 1
+        self.strategy.push(tier, entry)
+        return entry
+
+    # -- features for the strategies ---------------------------------------------------
+    def features(self, entries: np.ndarray) -> np.ndarray:
+        """Current 11-feature vectors of queued entries."""
+        store = self.store
+        return F.assemble(
+            store.static[entries],
+            self.domains.features(store.domain[entries]),
+            self.pages.sibling_scores(store.parent[entries]),
+        )
+
+    def next_actions(self, page_keys) -> list[np.ndarray]:
+        """Current feature vectors of the kept outlinks of each page (the DQN's next state)."""
+        out = []
+        for key in page_keys:
+            static, domain_ids = self.pages.children_of(int(key))
+            if len(static) == 0:
+                out.append(static)
+                continue
+            parents = np.full(len(static), int(key), dtype=np.int64)
+            out.append(F.assemble(static, self.domains.features(domain_ids), self.pages.sibling_scores(parents)))
+        return out
+
+    # -- releasing ----------------------------------------------------------------------
+    def next_batch(self, n: int) -> list[tuple[object, Choice]]:
+        """Up to ``n`` requests for the ready queue, best first, each with its
+        :class:`Choice` (leaf, score and the features it had when chosen)."""
+        self.round += 1
+        accepted: list[tuple[int, Choice]] = []
+        for tier in sorted((t for t, size in self.tier_sizes.items() if size), reverse=True):
+            while len(accepted) < n and self.strategy.count(tier):
+                for choice in self.strategy.select(tier, n - len(accepted)):
+                    self._screen(tier, choice, accepted)
+            if accepted:
+                break
+        if not accepted:
+            self._accept_held(n, accepted)
+        return self._release(accepted)
+
+    def _screen(self, tier: int, choice: Choice, accepted: list) -> None:
+        domain_id = int(self.store.domain[choice.entry])
+        reason = self._drop_reason(domain_id)
+        if reason:
+            self._remove(tier, choice.entry)
+            self.filtered[reason] += 1
+        elif self.domains.is_slow(domain_id, self.config.slow_domain_ms):
+            self.held.append((tier, choice))
+            self.filtered["deferred_slow"] += 1
+        else:
+            accepted.append((tier, choice))
+
+    def _accept_held(self, n: int, accepted: list) -> None:
+        while self.held and len(accepted) < n:
+            tier, choice = self.held.popleft()
+            reason = self._drop_reason(int(self.store.domain[choice.entry]))
+            if reason:
+                self._remove(tier, choice.entry)
+                self.filtered[reason] += 1
+            else:
+                accepted.append((tier, choice))
+
+    def _release(self, accepted: list) -> list[tuple[object, Choice]]:
+        if not accepted:
+            return []
+        vectors = self.features(np.array([choice.entry for _, choice in accepted], dtype=np.int64))
+        released = []
+        for (tier, choice), vector in zip(accepted, vectors):
+            choice.features = vector
+            self.domains.record_release(int(self.store.domain[choice.entry]))
+            released.append((self._remove(tier, choice.entry), choice))
+        return released
+
+    def _drop_reason(self, domain_id: int) -> str | None:
+        config = self.config
+        if self.domains.is_capped(domain_id, config.domain_max_pages):
+            return "domain_cap"
+        if self.domains.is_unreliable(domain_id, config.unreliable_threshold):
+            return "unreliable"
+        return None
+
+    def _remove(self, tier: int, entry: int):
+        self.tier_sizes[tier] -= 1
+        return self.store.take(entry)
+
+    # -- learning ------------------------------------------------------------------------
+    def observe(self, x, reward: float, page_key: int, leaf: int = -1) -> None:
+        self.strategy.observe(np.asarray(x, dtype=np.float32), reward, page_key, leaf)
+
+    def stats(self) -> dict:
+        return {"queued": len(self), "held": len(self.held), "rounds": self.round, **self.strategy.stats()}
+
+    # -- persistence ---------------------------------------------------------------------
+    def state_dict(self, serialize) -> dict:
+        """Everything queued (requests through ``serialize``) and the strategy's model.
+
+        Requests ``serialize`` rejects (returns ``None``) are counted, not saved.
+        """
+        store = self.store
+        entries, lost = [], 0
+        live = sorted(store.live_ids(), key=lambda e: store.order[e])
+        for entry in live:
+            request = store.requests[entry]
+            data = serialize(request)
+            if data is None:
+                lost += 1
+                continue
+            entries.append(
+                {
+                    "request": data,
+                    "static": store.static[entry].copy(),
+                    "domain": self.domains.profiles[store.domain[entry]].name,
+                    "parent": int(store.parent[entry]),
+                    "prior": float(store.prior[entry]),
+                }
+            )
+        return {
+            "entries": entries,
+            "unserializable": lost,
+            "round": self.round,
+            "filtered": dict(self.filtered),
+            "strategy": self.strategy.state_dict(),
+            "rng": self.rng.bit_generator.state,
+        }
+
+    def load_state_dict(self, state: dict, deserialize) -> None:
+        self.round = state["round"]
+        self.filtered.update(state["filtered"])
+        self.strategy.load_state_dict(state["strategy"])
+        self.rng.bit_generator.state = state["rng"]
+        for item in state["entries"]:
+            request = deserialize(item["request"])
+            domain_id = self.domains.id_of(item["domain"])
+            self.add(request, item["static"], domain_id, item["parent"], item["prior"])

@@ -1,0 +1,223 @@
+"""A small Q-network and the double-DQN learner that trains it from page rewards.
+
+:class:`QNetwork` is a multilayer perceptron (11 -> 30 -> 15 -> 1 by default, as
+in TRES and forager) written with numpy: ReLU hidden layers, a linear output,
+Huber loss and Adam. It scores a batch of feature vectors in one pass.
+
+:class:`DoubleDQN` keeps a replay memory of transitions
+``(x, reward, next actions)`` — the features of a fetched link, the relevance of
+the page it led to, and the features of the links found on that page — and
+trains the online network toward ``r + gamma * Q_target(a*)`` where ``a*`` is
+the next action the *online* network prefers (double DQN), with the target
+network copied from the online one every ``target_update`` steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class QNetwork:
+    """Multilayer perceptron regressor with ``fit``-style training steps.
+
+    Parameters
+    ----------
+    n_features : int
+        Size of an input vector.
+    hidden : tuple of int
+        Sizes of the hidden layers.
+    learning_rate : float
+        Adam step size.
+    huber_delta : float
+        Errors beyond this are penalised linearly (robust to outlier targets).
+    random_state : int
+        Seed of the weight initialisation.
+    """
+
+    def __init__(self, n_features=11, hidden=(30, 15), learning_rate=0.003, huber_delta=1.0, random_state=0):
+        self.n_features = n_features
+        self.hidden = tuple(hidden)
+        self.learning_rate = learning_rate
+        self.huber_delta = huber_delta
+        self.random_state = random_state
+        rng = np.random.default_rng(random_state)
+        sizes = (n_features, *self.hidden, 1)
+        self.weights = [
+            (rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)).astype(np.float64)
+            for fan_in, fan_out in zip(sizes[:-1], sizes[1:])
+        ]
+        self.biases = [np.zeros(fan_out) for fan_out in sizes[1:]]
+        self._moments = [np.zeros_like(p) for p in self._params()]
+        self._velocities = [np.zeros_like(p) for p in self._params()]
+        self.n_updates = 0
+
+    def _params(self):
+        return [*self.weights, *self.biases]
+
+    def predict(self, X) -> np.ndarray:
+        """Q-values of a batch of feature vectors (shape ``(n,)``)."""
+        activation = np.asarray(X, dtype=np.float64)
+        last = len(self.weights) - 1
+        for index, (weight, bias) in enumerate(zip(self.weights, self.biases)):
+            activation = activation @ weight + bias
+            if index < last:
+                np.maximum(activation, 0.0, out=activation)
+        return activation[:, 0]
+
+    def partial_fit(self, X, y) -> float:
+        """One Adam step on a minibatch toward targets ``y``; returns the mean loss."""
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        activations = [X]
+        last = len(self.weights) - 1
+        for index, (weight, bias) in enumerate(zip(self.weights, self.biases)):
+            z = activations[-1] @ weight + bias
+            activations.append(np.maximum(z, 0.0) if index < last else z)
+        error = activations[-1][:, 0] - y
+        delta = self.huber_delta
+        loss = np.where(np.abs(error) <= delta, 0.5 * error**2, delta * (np.abs(error) - 0.5 * delta))
+        grad = (np.clip(error, -delta, delta) / len(y))[:, None]
+        weight_grads, bias_grads = [], []
+        for index in range(last, -1, -1):
+            weight_grads.append(activations[index].T @ grad)
+            bias_grads.append(grad.sum(axis=0))
+            if index:
+                grad = (grad @ self.weights[index].T) * (activations[index] > 0)
+        self._adam_step([*reversed(weight_grads), *reversed(bias_grads)])
+        return float(loss.mean())
+
+    def _adam_step(self, grads, beta1=0.9, beta2=0.999, eps=1e-8) -> None:
+        self.n_updates += 1
+        correction1 = 1.0 - beta1**self.n_updates
+        correction2 = 1.0 - beta2**self.n_updates
+        for param, grad, moment, velocity in zip(self._params(), grads, self._moments, self._velocities):
+            moment *= beta1
+            moment += (1.0 - beta1) * grad
+            velocity *= beta2
+            velocity += (1.0 - beta2) * grad * grad
+            param -= self.learning_rate * (moment / correction1) / (np.sqrt(velocity / correction2) + eps)
+
+    def copy_weights_from(self, other: QNetwork) -> None:
+        self.weights = [w.copy() for w in other.weights]
+        self.biases = [b.copy() for b in other.biases]
+
+
+class ReplayMemory:
+    """Fixed-size ring buffer of transitions ``(x, reward, next_key)``.
+
+    ``next_key`` names the page the action led to; the next actions themselves
+    are looked up when a minibatch is drawn, so links found after the reward
+    was recorded still count.
+    """
+
+    def __init__(self, capacity: int, n_features: int):
+        self.capacity = capacity
+        self.X = np.zeros((capacity, n_features), dtype=np.float32)
+        self.rewards = np.zeros(capacity, dtype=np.float32)
+        self.next_keys = np.full(capacity, -1, dtype=np.int64)
+        self.size = 0
+        self.cursor = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add(self, x, reward: float, next_key: int) -> None:
+        self.X[self.cursor] = x
+        self.rewards[self.cursor] = reward
+        self.next_keys[self.cursor] = next_key
+        self.cursor = (self.cursor + 1) % self.capacity
+        self.size = min(self.size + 1, self.capacity)
+
+    def sample(self, rng: np.random.Generator, batch_size: int) -> np.ndarray:
+        return rng.integers(0, self.size, size=min(batch_size, self.size))
+
+    def latest(self) -> tuple[np.ndarray, np.ndarray]:
+        """All stored (X, rewards), oldest first."""
+        if self.size < self.capacity:
+            return self.X[: self.size], self.rewards[: self.size]
+        order = np.r_[self.cursor : self.capacity, 0 : self.cursor]
+        return self.X[order], self.rewards[order]
+
+
+class DoubleDQN:
+    """Double DQN over link features: replay, a target network and minibatch updates.
+
+    ``next_actions(keys)`` is a callable the frontier provides: for each page key,
+    the current feature vectors of (a sample of) the links found on that page,
+    as a list of arrays (empty when the page had no new links: a terminal state).
+    """
+
+    def __init__(
+        self,
+        n_features=11,
+        hidden=(30, 15),
+        learning_rate=0.003,
+        gamma=0.6,
+        batch_size=32,
+        replay_size=20000,
+        target_update=50,
+        random_state=0,
+    ):
+        self.gamma = gamma
+        self.batch_size = batch_size
+        self.target_update = target_update
+        self.online = QNetwork(n_features, hidden, learning_rate, random_state=random_state)
+        self.target = QNetwork(n_features, hidden, learning_rate, random_state=random_state)
+        self.target.copy_weights_from(self.online)
+        self.memory = ReplayMemory(replay_size, n_features)
+        self.rng = np.random.default_rng(random_state)
+        self.n_steps = 0
+        self.last_loss = float("nan")
+
+    def predict(self, X) -> np.ndarray:
+        return self.online.predict(X)
+
+    def remember(self, x, reward: float, next_key: int) -> None:
+        self.memory.add(x, reward, next_key)
+
+    def train_step(self, next_actions) -> float | None:
+        """One minibatch update; ``None`` while the memory is too small."""
+        if len(self.memory) < min(self.batch_size, 8):
+            return None
+        rows = self.memory.sample(self.rng, self.batch_size)
+        targets = self.memory.rewards[rows].astype(np.float64)
+        if self.gamma > 0:
+            targets += self.gamma * self._bootstrap(next_actions(self.memory.next_keys[rows]))
+        self.last_loss = self.online.partial_fit(self.memory.X[rows], targets)
+        self.n_steps += 1
+        if self.n_steps % self.target_update == 0:
+            self.target.copy_weights_from(self.online)
+        return self.last_loss
+
+    def _bootstrap(self, action_sets) -> np.ndarray:
+        """``Q_target(argmax_a Q_online(a))`` per next state; 0 for terminal states."""
+        values = np.zeros(len(action_sets))
+        sizes = [len(actions) for actions in action_sets]
+        if not any(sizes):
+            return values
+        stacked = np.vstack([actions for actions in action_sets if len(actions)])
+        online = self.online.predict(stacked)
+        target = self.target.predict(stacked)
+        start = 0
+        for index, size in enumerate(sizes):
+            if size:
+                best = start + int(np.argmax(online[start : start + size]))
+                values[index] = target[best]
+                start += size
+        return values
+
+    def state_dict(self) -> dict:
+        return {
+            "online": self.online,
+            "target": self.target,
+            "memory": self.memory,
+            "rng": self.rng.bit_generator.state,
+            "n_steps": self.n_steps,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        self.online = state["online"]
+        self.target = state["target"]
+        self.memory = state["memory"]
+        self.rng.bit_generator.state = state["rng"]
+        self.n_steps = state["n_steps"]

@@ -1,0 +1,216 @@
+"""TRES: tree-based reward estimation for sampling, with a double-DQN scorer.
+
+A regression tree (:class:`~adaptive_spider.frontier.tree.LeafPartition`) splits
+the frontier into leaves of links with alike rewards. Every round each leaf
+offers candidates (its best links by the learning-free prior, or uniform
+samples as in the TRES paper), a Q-network scores all candidates in one batched
+pass with their current features, and the best go to the ready queue; the rest
+return to their leaves. A random warm-up precedes the network, and decaying
+epsilon-greedy exploration follows it. Rewards train the network (double DQN
+with replay and a target network) and, as experience grows, the tree is refitted
+and the frontier re-partitioned.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+
+import numpy as np
+
+from adaptive_spider.features import N_FEATURES
+from adaptive_spider.frontier.base import Choice, Strategy
+from adaptive_spider.frontier.qnet import DoubleDQN
+from adaptive_spider.frontier.tree import LeafPartition
+
+
+class BestLeafPool:
+    """Entries of one leaf, best link prior first."""
+
+    def __init__(self, store, entries=()):
+        self.store = store
+        self.heap = [self._key(entry) for entry in entries]
+        heapq.heapify(self.heap)
+
+    def _key(self, entry):
+        return (-float(self.store.prior[entry]), int(self.store.order[entry]), entry)
+
+    def __len__(self):
+        return len(self.heap)
+
+    def put(self, entry):
+        heapq.heappush(self.heap, self._key(entry))
+
+    def take(self, k, rng):
+        return [heapq.heappop(self.heap)[2] for _ in range(min(k, len(self.heap)))]
+
+    def entries(self):
+        return [item[2] for item in self.heap]
+
+
+class UniformLeafPool:
+    """Entries of one leaf, sampled uniformly at random (the TRES paper's rule)."""
+
+    def __init__(self, store, entries=()):
+        self.items = list(entries)
+
+    def __len__(self):
+        return len(self.items)
+
+    def put(self, entry):
+        self.items.append(entry)
+
+    def take(self, k, rng):
+        taken = []
+        for _ in range(min(k, len(self.items))):
+            index = int(rng.integers(len(self.items)))
+            self.items[index], self.items[-1] = self.items[-1], self.items[index]
+            taken.append(self.items.pop())
+        return taken
+
+    def entries(self):
+        return list(self.items)
+
+
+class Tres(Strategy):
+    """Tree-partitioned frontier with a double-DQN scorer (the default strategy)."""
+
+    name = "tres"
+    learns = True
+
+    def __init__(self, frontier, config, rng):
+        super().__init__(frontier, config, rng)
+        self.partition = LeafPartition(config.tree_max_leaves, config.tree_min_samples_leaf, config.seed)
+        self.agent = DoubleDQN(
+            n_features=N_FEATURES,
+            hidden=config.qnet_hidden,
+            learning_rate=config.qnet_learning_rate,
+            gamma=config.qnet_gamma,
+            batch_size=config.qnet_batch_size,
+            replay_size=config.qnet_replay_size,
+            target_update=config.qnet_target_update,
+            random_state=config.seed,
+        )
+        self.pool_class = BestLeafPool if config.tree_leaf_sampling == "best" else UniformLeafPool
+        self.pending: dict[int, list] = defaultdict(list)
+        self.pools: dict[int, list] = {}
+        self.n_observed = 0
+        self.n_refits = 0
+
+    # -- pools --------------------------------------------------------------------
+    def push(self, tier, entry):
+        self.pending[tier].append(entry)
+
+    def count(self, tier):
+        return len(self.pending[tier]) + sum(len(pool) for pool in self.pools.get(tier, ()))
+
+    def _flush(self, tier) -> list:
+        pools = self.pools.get(tier)
+        if pools is None:
+            pools = self.pools[tier] = [self.pool_class(self.frontier.store) for _ in range(self.partition.n_leaves)]
+        pending = self.pending.pop(tier, None)
+        if pending:
+            leaves = self.partition.apply(self.frontier.features(np.array(pending, dtype=np.int64)))
+            for entry, leaf in zip(pending, leaves):
+                pools[leaf].put(entry)
+        return pools
+
+    def _repartition(self) -> None:
+        """Re-assign every queued entry to the leaves of a newly fitted tree."""
+        for tier in list(self.pools) + list(self.pending):
+            entries = [e for pool in self.pools.get(tier, ()) for e in pool.entries()] + self.pending.pop(tier, [])
+            self.pools.pop(tier, None)
+            if entries:
+                self.pending[tier] = entries
+
+    # -- selection ------------------------------------------------------------------
+    @property
+    def epsilon(self) -> float:
+        c = self.config
+        return c.epsilon_end + (c.epsilon_start - c.epsilon_end) * 0.5 ** (self.n_observed / c.epsilon_half_life)
+
+    @property
+    def warming_up(self) -> bool:
+        return self.n_observed < self.config.warmup_pages
+
+    def select(self, tier, n):
+        pools = self._flush(tier)
+        candidates, leaves = [], []
+        for leaf, pool in enumerate(pools):
+            taken = pool.take(n, self.rng)
+            candidates.extend(taken)
+            leaves.extend([leaf] * len(taken))
+        if not candidates:
+            return []
+        if self.warming_up:
+            scores = self.rng.random(len(candidates))
+        else:
+            scores = self.agent.predict(self.frontier.features(np.array(candidates, dtype=np.int64)))
+        picked = self._pick(scores, n)
+        picked_set = set(picked)
+        for index, entry in enumerate(candidates):
+            if index not in picked_set:
+                pools[leaves[index]].put(entry)
+        return [Choice(candidates[i], score=float(scores[i]), leaf=leaves[i]) for i in picked]
+
+    def _pick(self, scores: np.ndarray, n: int) -> list[int]:
+        """Best ``n`` candidate indexes, each replaced by a random one with probability epsilon."""
+        ranked = list(np.argsort(-scores, kind="stable"))
+        picked: list[int] = []
+        taken = np.zeros(len(scores), dtype=bool)
+        epsilon = 0.0 if self.warming_up else self.epsilon
+        while ranked and len(picked) < n:
+            if epsilon and self.rng.random() < epsilon:
+                free = np.flatnonzero(~taken)
+                index = int(free[self.rng.integers(len(free))])
+            else:
+                index = int(ranked[0])
+            ranked.remove(index)
+            taken[index] = True
+            picked.append(index)
+        return picked
+
+    # -- learning -------------------------------------------------------------------
+    def observe(self, x, reward, page_key, leaf=-1):
+        self.agent.remember(x, reward, page_key)
+        self.n_observed += 1
+        for _ in range(self.config.qnet_updates_per_page):
+            self.agent.train_step(self.frontier.next_actions)
+        if self._refit_due():
+            self._refit()
+
+    def _refit_due(self) -> bool:
+        size = len(self.agent.memory)
+        if size < self.config.tree_min_experience:
+            return False
+        fitted = self.partition.n_fit_samples_
+        return fitted == 0 or size >= fitted * (1.0 + self.config.tree_refit_growth)
+
+    def _refit(self) -> None:
+        X, y = self.agent.memory.latest()
+        self.partition.fit(X, y)
+        self.n_refits += 1
+        self._repartition()
+
+    def stats(self):
+        return {
+            "leaves": self.partition.n_leaves,
+            "tree_refits": self.n_refits,
+            "model_updates": self.agent.n_steps,
+            "epsilon": round(self.epsilon, 4),
+        }
+
+    def state_dict(self):
+        return {
+            "partition": self.partition,
+            "agent": self.agent.state_dict(),
+            "n_observed": self.n_observed,
+            "n_refits": self.n_refits,
+        }
+
+    def load_state_dict(self, state):
+        self.partition = state["partition"]
+        self.agent.load_state_dict(state["agent"])
+        self.n_observed = state["n_observed"]
+        self.n_refits = state["n_refits"]
+        self.pools = {}

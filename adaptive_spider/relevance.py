@@ -1,0 +1,217 @@
+"""Scoring pages and links against the query, statistically (no model, no download).
+
+:class:`QueryTerms` turns the query and its keywords into weighted terms and
+counts them in text with one compiled regular expression (C speed, even on
+large pages). :class:`RelevanceScorer` scores a page with a BM25F-style formula
+over its fields and normalises the result to [0, 1]; the score is the reward of
+the request that fetched the page. It also scores a link's preview (anchor text
+and URL words) for the frontier's ``anchor_similarity`` feature.
+
+Term statistics (document frequencies) come from the pages of the crawl itself,
+updated incrementally, so the scorer needs no corpus beforehand.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import numpy as np
+
+STOP_WORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers him his how i if in into is it its itself just
+    me more most my no nor not now of off on once only or other our out over own same she should
+    so some such than that the their them then there these they this those through to too under
+    until up very was we were what when where which while who whom why will with would you your
+    using use used via vs versus etc""".split()
+)
+#: Terms this long or longer match as prefixes ("cluster" matches "clustering").
+PREFIX_MIN_LENGTH = 4
+MAX_TERMS = 64
+_WORD = re.compile(r"[a-z0-9]+")
+_URL_SPLIT = re.compile(r"[^a-z0-9]+")
+_URL_NOISE = frozenset({"http", "https", "www", "html", "htm", "php", "asp", "aspx", "index", "com", "org", "net", "test"})
+
+
+def light_stem(word: str) -> str:
+    """Strip common English inflections; enough to match plurals and -ing/-ed forms."""
+    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("es", ""), ("s", ""), ("ing", ""), ("ed", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith(("ss", "us", "is")):
+            stem = word[: len(word) - len(suffix)] + keep
+            if suffix == "es" and not stem.endswith(("ss", "x", "ch", "sh", "z")):
+                stem = word[:-1]
+            return stem
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase word tokens of a text, without stop words and one-letter words."""
+    return [w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOP_WORDS]
+
+
+def url_words(url: str) -> str:
+    """The words of a URL (host and path), as a lowercase string."""
+    parts = urlsplit(url.lower())
+    words = _URL_SPLIT.split(f"{parts.hostname or ''} {parts.path} {parts.query}")
+    return " ".join(w for w in words if w and w not in _URL_NOISE)
+
+
+class QueryTerms:
+    """Weighted terms of a query and its keywords, with a fast counter for them.
+
+    Query words weigh 1 and keyword words ``keyword_weight``; a word in both
+    weighs the sum. Each term is a light stem; stems of at least
+    ``PREFIX_MIN_LENGTH`` letters match any word they start
+    ("coroutine" matches "coroutines"), shorter ones match whole words.
+    """
+
+    def __init__(self, query: str = "", keywords=(), keyword_weight: float = 2.0):
+        weights: dict[str, float] = {}
+        for word in tokenize(query):
+            stem = light_stem(word)
+            weights[stem] = weights.get(stem, 0.0) + 1.0
+        for keyword in keywords:
+            for word in tokenize(keyword):
+                stem = light_stem(word)
+                weights[stem] = weights.get(stem, 0.0) + keyword_weight
+        ranked = sorted(weights.items(), key=lambda item: -item[1])[:MAX_TERMS]
+        self.terms: list[str] = [term for term, _ in ranked]
+        self.weights = np.array([weight for _, weight in ranked], dtype=np.float64)
+        self._pattern = self._compile(self.terms)
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    @staticmethod
+    def _compile(terms: list[str]):
+        if not terms:
+            return None
+        groups = []
+        for index, term in enumerate(terms):
+            body = re.escape(term)
+            tail = r"[a-z0-9]*" if len(term) >= PREFIX_MIN_LENGTH else r"(?:s|es)?\b"
+            groups.append(f"(?P<t{index}>{body}{tail})")
+        return re.compile(r"\b(?:" + "|".join(groups) + ")")
+
+    def count(self, text: str) -> np.ndarray:
+        """Occurrences of each term in an already lowercased text."""
+        counts = np.zeros(len(self.terms), dtype=np.float64)
+        if self._pattern is None or not text:
+            return counts
+        for match in self._pattern.finditer(text):
+            counts[int(match.lastgroup[1:])] += 1.0
+        return counts
+
+    def present(self, text: str) -> np.ndarray:
+        """Which terms occur in an already lowercased text (booleans)."""
+        return self.count(text) > 0
+
+
+@dataclass
+class PageFields:
+    """The text fields of a page that relevance is computed over."""
+
+    url: str
+    title: str = ""
+    headings: str = ""
+    body: str = ""
+
+
+class RelevanceScorer:
+    """BM25F-style relevance of pages and links to a query, normalised to [0, 1].
+
+    For each term ``t``: ``tf_t = sum_f w_f * tf(t, f) / (1 - b + b * len_f / avglen_f)``,
+    saturated as ``s_t = tf_t / (k1 + tf_t)``; the page score is the
+    idf- and weight-averaged saturation
+    ``sum_t w_t idf_t s_t / sum_t w_t idf_t``, which is 0 when no term occurs and
+    approaches 1 when every term occurs often in the weighted fields.
+
+    ``idf_t = log(1 + (N + 1) / (df_t + 0.5))`` over the ``N`` pages observed so
+    far: terms that occur everywhere in the crawl (a site's name, say) count less.
+    """
+
+    FIELDS = ("title", "headings", "body", "url")
+
+    def __init__(self, terms: QueryTerms, field_weights=None, k1: float = 1.2, b: float = 0.75):
+        self.terms = terms
+        field_weights = field_weights or {"title": 4.0, "headings": 2.0, "body": 1.0, "url": 2.0}
+        self.field_weights = np.array([float(field_weights.get(f, 0.0)) for f in self.FIELDS])
+        self.k1 = k1
+        self.b = b
+        self.n_pages = 0
+        self.doc_freq = np.zeros(len(terms), dtype=np.float64)
+        self.length_sums = np.zeros(len(self.FIELDS), dtype=np.float64)
+
+    # -- statistics ------------------------------------------------------------
+    def idf(self) -> np.ndarray:
+        return np.log1p((self.n_pages + 1.0) / (self.doc_freq + 0.5))
+
+    def _term_weights(self) -> np.ndarray:
+        return self.terms.weights * self.idf()
+
+    def observe(self, counts: np.ndarray, lengths: np.ndarray) -> None:
+        """Add one page's term counts (fields x terms) and field lengths to the statistics."""
+        self.n_pages += 1
+        self.doc_freq += counts.sum(axis=0) > 0
+        self.length_sums += lengths
+
+    def state_dict(self) -> dict:
+        return {"n_pages": self.n_pages, "doc_freq": self.doc_freq.tolist(), "length_sums": self.length_sums.tolist()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.n_pages = int(state["n_pages"])
+        self.doc_freq = np.array(state["doc_freq"], dtype=np.float64)
+        self.length_sums = np.array(state["length_sums"], dtype=np.float64)
+
+    # -- scoring ---------------------------------------------------------------
+    def field_counts(self, page: PageFields) -> tuple[np.ndarray, np.ndarray]:
+        """Term counts per field (fields x terms) and field lengths in words."""
+        texts = (page.title.lower(), page.headings.lower(), page.body.lower(), url_words(page.url))
+        counts = np.vstack([self.terms.count(text) for text in texts])
+        lengths = np.array([len(text.split()) for text in texts], dtype=np.float64)
+        return counts, lengths
+
+    def score_counts(self, counts: np.ndarray, lengths: np.ndarray) -> float:
+        if len(self.terms) == 0:
+            return 0.0
+        if self.n_pages:
+            average = np.maximum(self.length_sums / self.n_pages, 1.0)
+        else:
+            average = np.maximum(lengths, 1.0)
+        norm = 1.0 - self.b + self.b * lengths / average
+        tf = (self.field_weights[:, None] * counts / norm[:, None]).sum(axis=0)
+        saturation = tf / (self.k1 + tf)
+        weights = self._term_weights()
+        return float((weights * saturation).sum() / weights.sum())
+
+    def score_page(self, page: PageFields, *, learn: bool = True) -> float:
+        """Relevance of a page in [0, 1]; with ``learn``, the page joins the statistics."""
+        counts, lengths = self.field_counts(page)
+        score = self.score_counts(counts, lengths)
+        if learn:
+            self.observe(counts, lengths)
+        return score
+
+    def score_link(self, anchor: str, url: str) -> float:
+        """Similarity of a link's preview (anchor text and URL words) to the query, in [0, 1]."""
+        if len(self.terms) == 0:
+            return 0.0
+        present = self.terms.present(f"{anchor.lower()} {url_words(url)}")
+        if not present.any():
+            return 0.0
+        weights = self._term_weights()
+        return float(weights[present].sum() / weights.sum())
+
+
+def harmonic_norm(value: float, scale: float) -> float:
+    """Map a non-negative count onto [0, 1) with ``value / (value + scale)``."""
+    return value / (value + scale) if value > 0 else 0.0
+
+
+def log_norm(value: float, top: float) -> float:
+    """Map a non-negative count onto [0, 1] logarithmically, reaching 1 at ``top``."""
+    return min(1.0, math.log1p(max(value, 0.0)) / math.log1p(top))

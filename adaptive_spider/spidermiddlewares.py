@@ -1,0 +1,80 @@
+"""RelevanceMiddleware: every page's relevance, and the context of every link.
+
+Before a response reaches the spider, the middleware scores the page against
+the query (:meth:`CrawlState.analyze <adaptive_spider.state.CrawlState.analyze>`);
+that score is the reward of the request that fetched it. On the way out, it
+gives every request the spider yields the context the frontier needs: the page
+it was found on (``request.meta["adaptive_parent"]``) and, when the spider did
+not set it, the anchor text of the link (``request.meta["link_text"]``, the key
+Scrapy's CrawlSpider uses). So any spider — not only ``focused`` — gets a
+focused crawl.
+
+Enable it below Scrapy's DepthMiddleware (the add-on uses 800) so the depth of
+outgoing requests is set before it runs, and after HttpErrorMiddleware so that
+only successful responses are scored.
+"""
+
+from __future__ import annotations
+
+from scrapy import Request
+
+from adaptive_spider.pagetext import is_html
+from adaptive_spider.state import PARENT_KEY, CrawlState
+
+
+class RelevanceMiddleware:
+    """Spider middleware that scores pages (rewards) and annotates outgoing links."""
+
+    def __init__(self, state: CrawlState):
+        self.state = state
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(CrawlState.of(crawler))
+
+    def process_spider_input(self, response, spider=None):
+        if is_html(response):
+            self.state.analyze(response)
+        else:
+            self.state.reward_nothing(response.request)
+
+    def process_spider_output(self, response, result, spider=None):
+        annotate = self._annotator(response)
+        for output in result:
+            yield annotate(output)
+
+    async def process_spider_output_async(self, response, result, spider=None):
+        annotate = self._annotator(response)
+        async for output in result:
+            yield annotate(output)
+
+    def _annotator(self, response):
+        page_id = self.state.page_id_of(response)
+        anchors: dict[str, str] | None = None
+
+        def annotate(output):
+            nonlocal anchors
+            if not isinstance(output, Request):
+                return output
+            if page_id >= 0:
+                output.meta.setdefault(PARENT_KEY, page_id)
+            if "link_text" not in output.meta and is_html(response):
+                if anchors is None:
+                    anchors = anchor_texts(response)
+                output.meta["link_text"] = anchors.get(output.url, "")
+            return output
+
+        return annotate
+
+
+def anchor_texts(response) -> dict[str, str]:
+    """Absolute URL -> anchor text of the page's links (first anchor wins)."""
+    texts: dict[str, str] = {}
+    for element in response.selector.root.iter("a"):
+        href = element.get("href")
+        if not href:
+            continue
+        url = response.urljoin(href.strip()).split("#", 1)[0]
+        if url not in texts:
+            texts[url] = " ".join(" ".join(element.itertext()).split())
+    return texts

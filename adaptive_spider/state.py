@@ -1,0 +1,146 @@
+"""The one shared object of a focused crawl.
+
+:class:`CrawlState` is built once per crawler (``CrawlState.of(crawler)``) and
+shared by the scheduler, the middlewares and the pipelines: the validated
+configuration, the relevance scorer and its term statistics, the domain
+profiles, the log of fetched pages and (when the AdaptiveScheduler runs) the
+frontier that learns from rewards. Data flows one way: middlewares record what
+happened to a request, the state turns it into rewards, the frontier learns.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+from weakref import WeakKeyDictionary
+
+from adaptive_spider.config import AdaptiveConfig
+from adaptive_spider.domains import DomainProfiles
+from adaptive_spider.pagelog import PageLog
+from adaptive_spider.pagetext import content_sha1, page_fields
+from adaptive_spider.relevance import PageFields, QueryTerms, RelevanceScorer
+
+logger = logging.getLogger(__name__)
+
+#: request.meta key of the page a request was found on (a PageLog id).
+PARENT_KEY = "adaptive_parent"
+#: request.meta key of the scheduler's explanation of a released request.
+DECISION_KEY = "adaptive"
+STATS_PREFIX = "adaptive"
+
+
+@dataclass
+class PageAnalysis:
+    """What the crawl knows about one fetched HTML page."""
+
+    fields: PageFields
+    headings: list[str]
+    relevance: float
+    sha1: str
+    page_id: int = -1
+
+
+def domain_of(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower()
+
+
+class CrawlState:
+    """Configuration, relevance, domain profiles and page log of one crawl."""
+
+    def __init__(self, config: AdaptiveConfig, stats=None):
+        self.config = config
+        self.stats = stats
+        self.terms = QueryTerms(config.query, config.keywords, config.keyword_weight)
+        self.scorer = RelevanceScorer(self.terms, config.relevance_field_weights, config.relevance_k1, config.relevance_b)
+        self.domains = DomainProfiles(config.domain_weights, min_attempts=config.unreliable_min_attempts)
+        self.pages = PageLog(config.qnet_next_actions)
+        self.frontier = None
+        self.n_relevant = 0
+        self.n_fetched = 0
+        self._analyses: WeakKeyDictionary = WeakKeyDictionary()
+
+    @classmethod
+    def of(cls, crawler) -> CrawlState:
+        """The crawl's state, built from the crawler's settings on first use."""
+        state = getattr(crawler, "_adaptive_state", None)
+        if state is None:
+            state = cls(AdaptiveConfig.from_settings(crawler.settings), getattr(crawler, "stats", None))
+            crawler._adaptive_state = state
+        return state
+
+    def inc_stat(self, key: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(f"{STATS_PREFIX}/{key}", count)
+
+    # -- pages -------------------------------------------------------------------------
+    def analyze(self, response) -> PageAnalysis:
+        """Fields, relevance and content hash of an HTML response, computed once.
+
+        The first call logs the page (term statistics, domain relevance, page
+        log) and rewards the request that fetched it; later calls for the same
+        response return the cached analysis.
+        """
+        analysis = self._analyses.get(response)
+        if analysis is None:
+            fields, headings = page_fields(response)
+            relevance = self.scorer.score_page(fields)
+            analysis = PageAnalysis(fields, headings, relevance, content_sha1(fields.body))
+            analysis.page_id = self._record_page(response.request, response.url, relevance)
+            self._analyses[response] = analysis
+        return analysis
+
+    def page_id_of(self, response) -> int:
+        analysis = self._analyses.get(response)
+        return analysis.page_id if analysis is not None else -1
+
+    def _record_page(self, request, url: str, relevance: float) -> int:
+        domain = domain_of(url)
+        domain_id = self.domains.id_of(domain)
+        self.domains.record_relevance(domain, relevance)
+        parent = request.meta.get(PARENT_KEY, -1) if request is not None else -1
+        page_id = self.pages.add(domain_id, relevance, parent if isinstance(parent, int) else -1)
+        self.n_fetched += 1
+        self.inc_stat("pages")
+        if relevance >= self.config.relevant_threshold:
+            self.n_relevant += 1
+            self.inc_stat("relevant_pages")
+        self._learn(request, relevance, page_id)
+        return page_id
+
+    def reward_nothing(self, request) -> None:
+        """A fetch that gave no page (an error status, an exception, a non-HTML body)."""
+        self._learn(request, 0.0, -1)
+
+    def _learn(self, request, reward: float, page_id: int) -> None:
+        decision = request.meta.get(DECISION_KEY) if request is not None else None
+        if self.frontier is None or not isinstance(decision, dict) or "features" not in decision:
+            return
+        if decision.get("rewarded"):
+            return
+        decision["rewarded"] = True
+        self.frontier.observe(decision["features"], reward, page_id, decision.get("leaf", -1))
+
+    # -- links -------------------------------------------------------------------------
+    def link_similarity(self, anchor: str, url: str) -> float:
+        return self.scorer.score_link(anchor, url)
+
+    def parent_score(self, page_id: int) -> float:
+        return self.pages.parent_score(page_id)
+
+    # -- persistence ---------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        return {
+            "scorer": self.scorer.state_dict(),
+            "domains": self.domains.state_dict(),
+            "pages": self.pages.state_dict(),
+            "n_relevant": self.n_relevant,
+            "n_fetched": self.n_fetched,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        self.scorer.load_state_dict(state["scorer"])
+        self.domains.load_state_dict(state["domains"])
+        self.pages.load_state_dict(state["pages"])
+        self.n_relevant = state["n_relevant"]
+        self.n_fetched = state["n_fetched"]
