@@ -28,6 +28,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy.utils.request import request_from_dict
 
 from adaptive_spider import features as F
+from adaptive_spider.config import AdaptiveConfig
 from adaptive_spider.frontier.base import link_prior
 from adaptive_spider.frontier.frontier import Frontier
 from adaptive_spider.state import DECISION_KEY, PARENT_KEY, CrawlState, domain_of
@@ -49,14 +50,14 @@ class AdaptiveScheduler(BaseScheduler):
     score. An explicit ``Request.priority`` is a tier above the learned order.
     """
 
-    def __init__(self, dupefilter, state: CrawlState, jobdir: str | None = None, stats=None, crawler=None):
+    def __init__(self, dupefilter, state: CrawlState | None = None, jobdir: str | None = None, stats=None, crawler=None):
         self.df = dupefilter
-        self.state = state
-        self.config = state.config
+        self.state = state if state is not None else CrawlState(AdaptiveConfig.from_settings({}), stats)
+        self.config = self.state.config
         self.jobdir = jobdir
         self.stats = stats
         self.crawler = crawler
-        self.frontier = Frontier(self.config, state.domains, state.pages)
+        self.frontier = Frontier(self.config, self.state.domains, self.state.pages)
         self.ready: deque = deque()
         self.spider = None
         self._log_decisions = self.config.log_decisions and logger.isEnabledFor(logging.DEBUG)
