@@ -71,3 +71,19 @@ async def test_content_shown_after_a_click(fixture_site, crawl_template):
     assert plain.documents == []
     assert len(rendered.documents) == 3
     assert {(d["title"], d["teaser"], d["full_text"]) for d in rendered.documents} == FIELD_NOTES
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_whose_action_fails_does_not_stop_the_crawl(fixture_site, crawl_template, tmp_path):
+    # rendered.html has no "Read more" button: its click times out and only that page is lost.
+    template = tmp_path / "readmore-short-timeout.yaml"
+    text = (EXAMPLES / "js-readmore.yaml").read_text()
+    short_timeout = text.replace('click: "#read-more"', 'click: {selector: "#read-more", timeout: 1000}')
+    assert short_timeout != text
+    template.write_text(short_timeout)
+    start = [fixture_site + "js/rendered.html", fixture_site + "js/readmore.html"]
+    result = await crawl_template(template, start, profile="javascript")
+    assert result.stats["finish_reason"] == "finished"
+    assert {d["url"] for d in result.documents} == {fixture_site + "js/readmore.html"}
+    assert len(result.documents) == 3
+    assert result.stats.get("downloader/exception_count", 0) >= 1
