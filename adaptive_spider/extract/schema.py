@@ -132,14 +132,16 @@ class _Checker:
         except re.error as exc:
             self.fail(container, key, where, f"invalid regular expression {pattern!r} ({exc})")
 
-    def items(self, mapping: dict, key: str, where: str, required: bool = False) -> list:
-        """*mapping[key]* as a list: a single value counts as a list of one."""
+    @staticmethod
+    def items(mapping: dict, key: str) -> list[tuple[object, object, object]]:
+        """``(container, position, item)`` for each item of *mapping[key]*, where
+        ``container[position]`` locates the item's line; a single value counts as a list of one."""
         value = mapping.get(key)
         if value is None:
-            if required:
-                self.fail(mapping, key, where, "missing")
             return []
-        return value if isinstance(value, list) else [value]
+        if isinstance(value, list):
+            return [(value, index, item) for index, item in enumerate(value)]
+        return [(mapping, key, value)]
 
     # -- template sections ---------------------------------------------------
 
@@ -195,18 +197,16 @@ class _Checker:
         )
 
     def attributes(self, spec: dict, where: str) -> tuple[str, ...]:
-        names = self.items(spec, "attribute", where)
-        for name in names:
+        names = []
+        for container, position, name in self.items(spec, "attribute"):
             if not isinstance(name, str) or not name.strip() or any(c.isspace() for c in name.strip()):
-                self.fail(spec, "attribute", where, f"must be an attribute name or a list of them, got {_describe(name)}")
-        return tuple(name.strip() for name in names)
+                self.fail(container, position, where, f"must be an attribute name or a list of them, got {_describe(name)}")
+            names.append(name.strip())
+        return tuple(names)
 
     def cleanup(self, spec: dict, where: str) -> tuple[CleanupRule, ...]:
-        rules_data = self.items(spec, "clean", where)
         rules = []
-        for index, rule in enumerate(rules_data):
-            container = spec["clean"] if isinstance(spec["clean"], list) else spec
-            key = index if container is not spec else "clean"
+        for index, (container, position, rule) in enumerate(self.items(spec, "clean")):
             rule_where = f"{where}[{index}]"
             if isinstance(rule, dict):
                 self.known_keys(rule, CLEAN_KEYS, f"{rule_where}.")
@@ -218,7 +218,7 @@ class _Checker:
                 pattern = self.regex(rule, "pattern", f"{rule_where}.pattern", rule["pattern"])
                 rules.append(CleanupRule(pattern, replacement))
             else:
-                rules.append(CleanupRule(self.regex(container, key, rule_where, rule)))
+                rules.append(CleanupRule(self.regex(container, position, rule_where, rule)))
         return tuple(rules)
 
     def options(self, data: dict) -> Options:
@@ -226,16 +226,9 @@ class _Checker:
             return Options()
         spec = self.mapping(data, "options", "options", data["options"])
         self.known_keys(spec, OPTION_KEYS, "options.")
-        exclude_data = self.items(spec, "exclude", "options.exclude")
-        exclude_container = spec["exclude"] if isinstance(spec.get("exclude"), list) else spec
         exclude = tuple(
-            self.regex(
-                exclude_container,
-                index if exclude_container is not spec else "exclude",
-                f"options.exclude[{index}]",
-                pattern,
-            )
-            for index, pattern in enumerate(exclude_data)
+            self.regex(container, position, f"options.exclude[{index}]", pattern)
+            for index, (container, position, pattern) in enumerate(self.items(spec, "exclude"))
         )
         return Options(
             documents=self.xpath(spec, "documents", "options.documents"),
@@ -281,11 +274,9 @@ class _Checker:
         self.fail(spec, key, where, f"must be a URL, a path, or a mapping of site to URL; got {_describe(value)}")
 
     def actions(self, data: dict) -> tuple[Action, ...]:
-        specs = self.items(data, "actions", "actions")
-        container = data["actions"] if isinstance(data.get("actions"), list) else data
         return tuple(
-            self.action(container, index if container is not data else "actions", f"actions[{index}]", spec)
-            for index, spec in enumerate(specs)
+            self.action(container, position, f"actions[{index}]", spec)
+            for index, (container, position, spec) in enumerate(self.items(data, "actions"))
         )
 
     def action(self, container, key, where: str, spec) -> Action:

@@ -6,7 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import pytest_twisted
 import yaml
 
@@ -184,7 +183,7 @@ def _scrapy(*args, cwd):
 
 def test_command_line_crawl_and_template_error(fixture_site, tmp_path):
     project = Path(__file__).resolve().parents[2]
-    output = tmp_path / "products.jsonl"
+    output = tmp_path / "questions.jsonl"
     done = _scrapy(
         "-a", f"template={EXAMPLES / 'questions.json'}",
         "-a", f"start_urls={fixture_site}questions/index.html",
