@@ -3,6 +3,7 @@
 BOT_NAME = "adaptive_spider"
 SPIDER_MODULES = ["spiders"]
 NEWSPIDER_MODULE = "spiders"
+COMMANDS_MODULE = "adaptive_spider.commands"
 
 # Safety: Scrapy 2.19 opens an HTTP port that runs code (RemoteControl) and a
 # telnet console by default. Neither belongs in an unattended crawler.

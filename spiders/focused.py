@@ -2,12 +2,14 @@
 
     scrapy crawl focused -a query="asyncio event loop" -a start_urls=https://example.org/ -O pages.jsonl
 
-Arguments: ``query`` (required), ``start_urls`` (comma-separated), ``keywords``
-(comma-separated, weigh more than query words) and ``allowed_domains``
-(comma-separated). The spider yields a :class:`~adaptive_spider.items.PageItem`
-for every HTML page and follows every link with its anchor text in
-``request.meta["link_text"]``; the order of the crawl is the scheduler's
-decision, not the spider's.
+Arguments: ``query`` (required; or the ADAPTIVE_QUERY setting), ``start_urls``
+(comma-separated), ``keywords`` (comma-separated, weigh more than query words),
+``allowed_domains`` (comma-separated) and ``template`` (an extraction template,
+see docs/extraction.md). The spider yields a
+:class:`~adaptive_spider.items.PageItem` for every HTML page and follows every
+link with its anchor text in ``request.meta["link_text"]`` (with a template:
+yields the template's documents too and follows only its links); the order of
+the crawl is the scheduler's decision, not the spider's.
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ from datetime import datetime, timezone
 import scrapy
 
 from adaptive_spider.config import ConfigError, parse_list
+from adaptive_spider.extract import Template
 from adaptive_spider.items import PageItem
 from adaptive_spider.links import extract_links
 from adaptive_spider.pagetext import is_html
 from adaptive_spider.state import CrawlState
+
+URL_SCHEMES = ("http://", "https://", "file://", "data:")
 
 
 class FocusedSpider(scrapy.Spider):
@@ -28,44 +33,62 @@ class FocusedSpider(scrapy.Spider):
 
     name = "focused"
 
-    def __init__(self, query=None, start_urls=None, keywords=None, allowed_domains=None, *args, **kwargs):
+    def __init__(self, query=None, start_urls=None, keywords=None, allowed_domains=None, template=None, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.query = (query or "").strip()
         self.keywords = parse_list(keywords, "keywords")
-        self.start_urls = parse_list(start_urls, "start_urls")
+        self.start_urls = check_start_urls(start_urls)
         domains = parse_list(allowed_domains, "allowed_domains")
         if domains:
             self.allowed_domains = domains
-        for url in self.start_urls:
-            if not url.startswith(("http://", "https://", "file://", "data:")):
-                raise ConfigError(f"start_urls: not an absolute http(s) URL: {url!r}")
+        self.template = Template.from_file(template) if template else None
+
+    @classmethod
+    def check_arguments(cls, settings, query=None, start_urls=None, template=None, **kwargs) -> None:
+        """Raise ConfigError (or TemplateError) naming the first bad argument."""
+        if not (query or "").strip() and not str(settings.get("ADAPTIVE_QUERY") or "").strip():
+            raise ConfigError('query: missing or empty; run with -a query="what to crawl for"')
+        check_start_urls(start_urls)
+        if template:
+            Template.from_file(template)
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
+        spider.query = spider.query or str(settings.get("ADAPTIVE_QUERY") or "").strip()
         if not spider.query:
-            spider.query = str(settings.get("ADAPTIVE_QUERY") or "").strip()
-        if not spider.query:
-            raise ConfigError('query: missing; run with -a query="what to crawl for"')
-        if not spider.start_urls:
-            raise ConfigError("start_urls: missing; run with -a start_urls=URL[,URL...]")
+            raise ConfigError('query: missing or empty; run with -a query="what to crawl for"')
         if not settings.frozen:
             settings.set("ADAPTIVE_QUERY", spider.query, "spider")
             if spider.keywords:
                 settings.set("ADAPTIVE_KEYWORDS", spider.keywords, "spider")
+            if spider.template is not None:
+                spider.template.update_settings(settings)
         return spider
 
     async def start(self):
+        meta = self.template.request_meta() if self.template else {}
         for url in self.start_urls:
-            yield scrapy.Request(url, callback=self.parse, dont_filter=True)
+            yield scrapy.Request(url, callback=self.parse, dont_filter=True, meta=dict(meta))
 
     def parse(self, response):
         if not is_html(response):
             return
+        yield self.page_item(response)
+        if self.template is not None:
+            yield from self.template.extract(response)
+            meta = self.template.request_meta()
+            for link in self.template.links(response):
+                yield response.follow(link, callback=self.parse, meta={**meta, "link_text": link.text})
+            return
+        for url, text in extract_links(response):
+            yield scrapy.Request(url, callback=self.parse, meta={"link_text": text})
+
+    def page_item(self, response) -> PageItem:
         analysis = CrawlState.of(self.crawler).analyze(response)
         referer = response.request.headers.get("Referer") if response.request is not None else None
-        yield PageItem(
+        return PageItem(
             url=response.url,
             title=analysis.fields.title,
             headings=analysis.headings,
@@ -77,5 +100,13 @@ class FocusedSpider(scrapy.Spider):
             fetched_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             referer=referer.decode("latin-1") if referer else None,
         )
-        for url, text in extract_links(response):
-            yield scrapy.Request(url, callback=self.parse, meta={"link_text": text})
+
+
+def check_start_urls(raw) -> list[str]:
+    urls = parse_list(raw, "start_urls")
+    if not urls:
+        raise ConfigError("start_urls: missing; run with -a start_urls=URL[,URL...]")
+    for url in urls:
+        if not url.startswith(URL_SCHEMES) or url.rstrip("/") in ("http:/", "https:/"):
+            raise ConfigError(f"start_urls: not an absolute http(s) URL: {url!r}")
+    return urls

@@ -3,10 +3,13 @@ real Scrapy crawls in the test process (pytest-twisted, asyncio reactor)."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from scrapy import signals
 from scrapy.crawler import CrawlerRunner
 from scrapy.settings import Settings
+from scrapy.utils.defer import deferred_from_coro
 
 from adaptive_spider.demo.site import DemoSite, serve
 
@@ -16,6 +19,16 @@ TEST_SETTINGS = {
     "TELNETCONSOLE_ENABLED": False,
     "ROBOTSTXT_OBEY": False,
 }
+
+
+def crawl_test(test):
+    """Run an ``async def`` test on the asyncio reactor (as Scrapy's own tests do)."""
+
+    @functools.wraps(test)
+    def wrapper(*args, **kwargs):
+        return deferred_from_coro(test(*args, **kwargs))
+
+    return wrapper
 
 
 @pytest.fixture(scope="session")

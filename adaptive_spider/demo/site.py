@@ -42,6 +42,8 @@ class DemoSite:
     articles_per_hub: int = 30
     pages: dict[str, str] = field(default_factory=dict)
     relevant: set[str] = field(default_factory=set)
+    #: Extra responses (path -> (status, content type, body)), for tests of odd pages.
+    extra: dict[str, tuple[int, str, bytes]] = field(default_factory=dict)
 
     def __post_init__(self):
         self.rng = random.Random(self.seed)
@@ -107,14 +109,16 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802 (http.server's naming)
         path = self.path.split("?", 1)[0]
         page = self.site.pages.get(path)
-        if path == "/robots.txt":
-            self._reply(200, b"User-agent: *\nDisallow:\n", "text/plain")
+        if path in self.site.extra:
+            self._reply(*self.site.extra[path])
+        elif path == "/robots.txt":
+            self._reply(200, "text/plain", b"User-agent: *\nDisallow:\n")
         elif page is None:
-            self._reply(404, b"<html><body>Not found</body></html>", "text/html")
+            self._reply(404, "text/html", b"<html><body>Not found</body></html>")
         else:
-            self._reply(200, page.encode("utf-8"), "text/html; charset=utf-8")
+            self._reply(200, "text/html; charset=utf-8", page.encode("utf-8"))
 
-    def _reply(self, status: int, body: bytes, content_type: str) -> None:
+    def _reply(self, status: int, content_type: str, body: bytes) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))

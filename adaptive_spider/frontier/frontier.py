@@ -110,7 +110,12 @@ class Frontier:
             self.held.append((tier, choice))
             self.filtered["deferred_slow"] += 1
         else:
-            accepted.append((tier, choice))
+            self._accept(tier, choice, accepted)
+
+    def _accept(self, tier: int, choice: Choice, accepted: list) -> None:
+        # Count the release now, so a domain cap holds within one batch too.
+        self.domains.record_release(int(self.store.domain[choice.entry]))
+        accepted.append((tier, choice))
 
     def _accept_held(self, n: int, accepted: list) -> None:
         while self.held and len(accepted) < n:
@@ -120,7 +125,7 @@ class Frontier:
                 self._remove(tier, choice.entry)
                 self.filtered[reason] += 1
             else:
-                accepted.append((tier, choice))
+                self._accept(tier, choice, accepted)
 
     def _release(self, accepted: list) -> list[tuple[object, Choice]]:
         if not accepted:
@@ -129,7 +134,6 @@ class Frontier:
         released = []
         for (tier, choice), vector in zip(accepted, vectors):
             choice.features = vector
-            self.domains.record_release(int(self.store.domain[choice.entry]))
             released.append((self._remove(tier, choice.entry), choice))
         return released
 

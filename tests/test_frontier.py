@@ -1,0 +1,242 @@
+"""Frontier internals: features, leaves, the Q-network, domain filters, tiers."""
+
+import numpy as np
+import pytest
+from scrapy import Request
+
+from adaptive_spider import features as F
+from adaptive_spider.config import AdaptiveConfig
+from adaptive_spider.domains import DomainProfiles
+from adaptive_spider.frontier.frontier import Frontier
+from adaptive_spider.frontier.qnet import DoubleDQN, QNetwork
+from adaptive_spider.frontier.tree import LeafPartition
+from adaptive_spider.pagelog import PageLog
+
+
+def make_frontier(**settings):
+    config = AdaptiveConfig.from_settings({f"ADAPTIVE_{k.upper()}": v for k, v in settings.items()})
+    return Frontier(config, DomainProfiles(config.domain_weights, min_attempts=config.unreliable_min_attempts), PageLog())
+
+
+def add(frontier, url, *, anchor=0.0, parent_score=0.0, parent=-1, priority=0, depth=1):
+    static = F.static_features(url, depth=depth, parent_score=parent_score, anchor_similarity=anchor, round_discovered=0)
+    domain_id = frontier.domains.id_of(url.split("/")[2])
+    return frontier.add(Request(url, priority=priority), static, domain_id, parent, 0.7 * anchor + 0.3 * parent_score)
+
+
+def drain(frontier, n=4):
+    out = []
+    while True:
+        batch = frontier.next_batch(n)
+        if not batch:
+            return out
+        out.extend(batch)
+
+
+# -- features -------------------------------------------------------------------------
+def test_static_features_are_normalised():
+    x = F.static_features("http://a.test/x/y/z.html?q=1", depth=3, parent_score=0.5, anchor_similarity=0.25, round_discovered=9)
+    names = dict(zip(F.STATIC_NAMES, x))
+    assert names["depth"] == pytest.approx(3 / 20)
+    assert names["path_depth"] == pytest.approx(3 / 10)
+    assert names["has_query"] == 1.0
+    assert 0 < names["round_discovered"] < 1
+
+
+def test_domain_features_are_current_at_selection_time():
+    frontier = make_frontier(strategy="bfs")
+    entry = add(frontier, "http://slowpoke.test/a")
+    before = F.describe(frontier.features(np.array([entry]))[0])
+    for _ in range(4):
+        frontier.domains.record_relevance("slowpoke.test", 1.0)
+    frontier.domains.record_failure("slowpoke.test")
+    after = F.describe(frontier.features(np.array([entry]))[0])
+    assert after["domain_relevance"] > before["domain_relevance"]
+    assert after["domain_count"] > before["domain_count"] == 0
+    assert after["domain_failure_rate"] == 1.0
+
+
+def test_sibling_score_follows_fetched_siblings():
+    frontier = make_frontier(strategy="bfs")
+    parent = frontier.pages.add(domain_id=0, relevance=0.2)
+    entry = add(frontier, "http://a.test/child-3", parent=parent, parent_score=0.2)
+    base = F.describe(frontier.features(np.array([entry]))[0])["sibling_score"]
+    frontier.pages.add(domain_id=0, relevance=1.0, parent_id=parent)
+    frontier.pages.add(domain_id=0, relevance=1.0, parent_id=parent)
+    assert F.describe(frontier.features(np.array([entry]))[0])["sibling_score"] > base
+
+
+def test_domain_weight_setting_covers_subdomains():
+    frontier = make_frontier(strategy="bfs", domain_weights="example.com=3")
+    entry = add(frontier, "http://docs.example.com/a")
+    other = add(frontier, "http://other.test/a")
+    weights = frontier.features(np.array([entry, other]))[:, F.FEATURE_NAMES.index("domain_weight")]
+    assert list(weights) == [3.0, 1.0]
+
+
+# -- tiers and baselines ------------------------------------------------------------------
+def test_explicit_priority_is_a_tier_above_the_learned_order():
+    frontier = make_frontier(strategy="bestfirst")
+    add(frontier, "http://a.test/great", anchor=1.0)
+    add(frontier, "http://a.test/urgent", anchor=0.0, priority=5)
+    add(frontier, "http://a.test/good", anchor=0.5)
+    order = [request.url.rsplit("/", 1)[1] for request, _ in drain(frontier, 1)]
+    assert order == ["urgent", "great", "good"]
+
+
+def test_bfs_is_fifo_and_dfs_is_lifo():
+    for strategy, expected in (("bfs", list("abcd")), ("dfs", list("dcba"))):
+        frontier = make_frontier(strategy=strategy)
+        for name in "abcd":
+            add(frontier, f"http://a.test/{name}")
+        assert [r.url[-1] for r, _ in drain(frontier, 1)] == expected
+
+
+def test_random_order_is_deterministic_given_the_seed():
+    orders = []
+    for seed in (7, 7, 8):
+        frontier = make_frontier(strategy="random", seed=seed)
+        for i in range(30):
+            add(frontier, f"http://a.test/{i}")
+        orders.append([r.url for r, _ in drain(frontier, 3)])
+    assert orders[0] == orders[1] != orders[2]
+    assert sorted(orders[0]) == sorted(orders[2])
+
+
+# -- domain filters -------------------------------------------------------------------------
+def test_domain_cap_drops_the_rest_of_a_domain():
+    frontier = make_frontier(strategy="bfs", domain_max_pages=2)
+    for i in range(5):
+        add(frontier, f"http://capped.test/{i}")
+    add(frontier, "http://free.test/0")
+    released = [r.url for r, _ in drain(frontier, 10)]
+    assert released == ["http://capped.test/0", "http://capped.test/1", "http://free.test/0"]
+    assert frontier.filtered["domain_cap"] == 3
+    assert len(frontier) == 0
+
+
+def test_unreliable_domain_is_skipped_after_min_attempts():
+    frontier = make_frontier(strategy="bfs", unreliable_min_attempts=3, unreliable_threshold=0.5)
+    for i in range(3):
+        add(frontier, f"http://flaky.test/{i}")
+    add(frontier, "http://fine.test/0")
+    frontier.domains.record_failure("flaky.test", dns=True)
+    frontier.domains.record_failure("flaky.test")
+    assert len(drain(frontier, 10)) == 4  # two failures are not enough attempts yet
+    for i in range(3):
+        add(frontier, f"http://flaky.test/again-{i}")
+    frontier.domains.record_failure("flaky.test")
+    assert drain(frontier, 10) == []
+    assert frontier.filtered["unreliable"] == 3
+
+
+def test_slow_domain_is_released_after_the_others():
+    frontier = make_frontier(strategy="bfs", slow_domain_ms=500)
+    for _ in range(3):
+        frontier.domains.record_response("slow.test", 200, 2.0)
+        frontier.domains.record_response("quick.test", 200, 0.05)
+    add(frontier, "http://slow.test/a")
+    add(frontier, "http://quick.test/a")
+    add(frontier, "http://quick.test/b")
+    assert [r.url for r, _ in drain(frontier, 1)] == ["http://quick.test/a", "http://quick.test/b", "http://slow.test/a"]
+
+
+# -- learning -------------------------------------------------------------------------------
+def synthetic_problem(n=600, seed=0):
+    """Reward is high when anchor_similarity and parent_score are both high."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, F.N_FEATURES)).astype(np.float32)
+    a, p = X[:, F.FEATURE_NAMES.index("anchor_similarity")], X[:, F.FEATURE_NAMES.index("parent_score")]
+    y = ((a > 0.6) & (p > 0.5)).astype(np.float64)
+    return X, y
+
+
+def test_qnetwork_learns_a_small_synthetic_problem():
+    X, y = synthetic_problem()
+    net = QNetwork(random_state=0)
+    rng = np.random.default_rng(1)
+    untrained = np.mean((net.predict(X) - y) ** 2)
+    for _ in range(2500):
+        rows = rng.integers(0, len(X), 32)
+        net.partial_fit(X[rows], y[rows])
+    trained = np.mean((net.predict(X) - y) ** 2)
+    assert trained < 0.25 * untrained
+    assert net.predict(X[y == 1]).mean() > net.predict(X[y == 0]).mean() + 0.5
+
+
+def test_double_dqn_propagates_value_to_links_that_lead_to_rewards():
+    """A hub link (no reward itself) leads to rewarding links: its value rises with gamma."""
+    hub, leaf, dead = (np.zeros(F.N_FEATURES, dtype=np.float32) for _ in range(3))
+    hub[0], leaf[5], dead[7] = 1.0, 1.0, 1.0
+    agent = DoubleDQN(gamma=0.8, batch_size=16, target_update=10, random_state=0)
+    next_actions = {0: np.vstack([leaf, leaf]), 1: np.zeros((0, F.N_FEATURES)), 2: np.zeros((0, F.N_FEATURES))}
+    for _ in range(20):
+        agent.remember(hub, 0.0, 0)
+        agent.remember(leaf, 1.0, 1)
+        agent.remember(dead, 0.0, 2)
+    for _ in range(1500):
+        agent.train_step(lambda keys: [next_actions[int(k)] for k in keys])
+    q_hub, q_leaf, q_dead = agent.predict(np.vstack([hub, leaf, dead]))
+    assert q_leaf == pytest.approx(1.0, abs=0.15)
+    assert q_hub == pytest.approx(0.8, abs=0.2)
+    assert q_dead == pytest.approx(0.0, abs=0.15)
+
+
+def test_tree_partition_groups_alike_rewards():
+    X, y = synthetic_problem()
+    partition = LeafPartition(max_leaves=8, min_samples_leaf=10).fit(X, y)
+    leaves = partition.apply(X)
+    assert 2 <= partition.n_leaves <= 8
+    assert set(leaves) == set(range(partition.n_leaves))
+    purity = [max(y[leaves == leaf].mean(), 1 - y[leaves == leaf].mean()) for leaf in range(partition.n_leaves)]
+    assert np.mean(purity) > 0.9
+    assert any("anchor_similarity" in rule for rule in partition.rules())
+
+
+@pytest.mark.parametrize("sampling", ["best", "uniform"])
+def test_tres_offers_a_candidate_from_every_leaf(sampling):
+    frontier = make_frontier(strategy="tres", warmup_pages=0, epsilon_start=0.0, epsilon_end=0.0, tree_leaf_sampling=sampling)
+    tres = frontier.strategy
+    X, y = synthetic_problem(200)
+    for x, reward in zip(X, y):
+        tres.agent.remember(x, reward, -1)
+    tres.partition = LeafPartition(max_leaves=4, min_samples_leaf=10).fit(X, y)
+    for i in range(40):
+        add(frontier, f"http://a.test/{i}", anchor=(i % 10) / 10, parent_score=(i % 7) / 7)
+    pools = tres._flush(0)
+    sizes = [len(pool) for pool in pools]
+    assert sum(sizes) == 40 and sum(1 for s in sizes if s) >= 2
+    choices = tres.select(0, 2)
+    assert len(choices) == 2
+    assert tres.count(0) == 38  # the candidates not chosen went back to their leaves
+    assert {c.leaf for c in choices} <= set(range(len(pools)))
+
+
+def test_tres_learns_to_release_rewarding_links_first():
+    """After experience, the released order follows the learned reward, not arrival."""
+    frontier = make_frontier(strategy="tres", warmup_pages=0, epsilon_start=0.0, epsilon_end=0.0, tree_min_experience=16)
+    X, y = synthetic_problem(400)
+    for x, reward in zip(X, y):
+        frontier.observe(x, reward, -1)
+    good, bad = [], []
+    for i in range(30):
+        bad.append(add(frontier, f"http://a.test/bad-{i}", anchor=0.1, parent_score=0.1))
+    for i in range(10):
+        good.append(add(frontier, f"http://a.test/good-{i}", anchor=0.9, parent_score=0.9))
+    first = [request.url for request, _ in drain(frontier, 4)][:10]
+    assert sum("good" in url for url in first) >= 8
+
+
+def test_identical_events_give_identical_choices():
+    def run():
+        frontier = make_frontier(strategy="tres", warmup_pages=4, seed=3)
+        released = []
+        for i in range(60):
+            add(frontier, f"http://a.test/{i}", anchor=(i * 7 % 10) / 10, parent_score=(i * 3 % 5) / 5)
+        for _ in range(10):
+            for request, choice in frontier.next_batch(3):
+                released.append(request.url)
+                frontier.observe(choice.features, float(choice.features[5]), -1)
+        return released
+
+    assert run() == run()

@@ -1,0 +1,73 @@
+"""Page and link relevance: the rewards and the anchor_similarity feature."""
+
+import numpy as np
+import pytest
+
+from adaptive_spider.relevance import PageFields, QueryTerms, RelevanceScorer, light_stem, url_words
+
+
+@pytest.mark.parametrize(
+    ("word", "stem"),
+    [("coroutines", "coroutine"), ("tasks", "task"), ("processes", "process"), ("queries", "query"),
+     ("clustering", "cluster"), ("status", "status"), ("class", "class"), ("matches", "match")],
+)
+def test_light_stem(word, stem):
+    assert light_stem(word) == stem
+
+
+def test_query_terms_weigh_keywords_and_match_inflections():
+    terms = QueryTerms("Event loops and threads", keywords=["asyncio", "event loop"], keyword_weight=2.0)
+    weights = dict(zip(terms.terms, terms.weights))
+    assert weights == {"event": 3.0, "loop": 3.0, "asyncio": 2.0, "thread": 1.0}
+    counts = dict(zip(terms.terms, terms.count("the event loop runs loops; threading and asyncio.run")))
+    assert counts == {"event": 1, "loop": 2, "asyncio": 1, "thread": 1}
+
+
+def test_short_terms_match_whole_words_only():
+    terms = QueryTerms("orm", keywords=[])
+    assert terms.count("the orm and orms")[0] == 2
+    assert terms.count("normal format")[0] == 0
+
+
+def scorer(query="asyncio event loop", keywords=("coroutine",)):
+    return RelevanceScorer(QueryTerms(query, keywords))
+
+
+def test_page_score_is_normalised_and_ordered():
+    s = scorer()
+    on_topic = PageFields("http://d.test/asyncio-eventloop.html", "asyncio event loop", "Event loop",
+                          "The asyncio event loop runs coroutines. " * 20)
+    partial = PageFields("http://d.test/threads.html", "threads", "", "An event happened in a loop once.")
+    off_topic = PageFields("http://d.test/cooking.html", "Bread", "Dough", "Flour water salt yeast " * 30)
+    scores = [s.score_page(page, learn=False) for page in (on_topic, partial, off_topic)]
+    assert all(0.0 <= score <= 1.0 for score in scores)
+    assert scores[0] > scores[1] > scores[2] == 0.0
+    assert scores[0] > 0.6
+
+
+def test_terms_frequent_in_the_crawl_count_less():
+    s = scorer("python asyncio")
+    python_only = PageFields("http://d.test/x", "Python", "", "python")
+    before = s.score_page(python_only, learn=False)
+    for i in range(30):  # every crawled page says "python"
+        s.score_page(PageFields(f"http://d.test/{i}", "Python docs", "", "python python"))
+    assert s.score_page(python_only, learn=False) < before
+
+
+def test_link_similarity_uses_anchor_and_url_words():
+    s = scorer()
+    assert s.score_link("Asyncio — Asynchronous I/O", "http://d.test/library/other.html") > 0
+    assert s.score_link("Next", "http://d.test/library/asyncio-eventloop.html") > 0
+    assert s.score_link("Next", "http://d.test/library/json.html") == 0.0
+    assert s.score_link("asyncio event loop coroutine", "http://d.test/x") == pytest.approx(1.0)
+
+
+def test_url_words_drop_noise():
+    assert url_words("https://www.example.com/docs/Event-Loop_2.html?q=Tasks") == "example docs event loop 2 q tasks"
+
+
+def test_no_query_scores_zero():
+    s = RelevanceScorer(QueryTerms(""))
+    assert s.score_page(PageFields("http://d.test/", "t", "h", "b")) == 0.0
+    assert s.score_link("anything", "http://d.test/") == 0.0
+    assert np.all(s.doc_freq == 0)
