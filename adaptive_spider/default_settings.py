@@ -53,9 +53,9 @@ ADAPTIVE_QNET_NEXT_ACTIONS = 16
 #: Pages released at random (among leaf candidates) before the network decides.
 ADAPTIVE_WARMUP_PAGES = 8
 #: Exploration: epsilon decays exponentially from START to END with this half-life (pages).
-ADAPTIVE_EPSILON_START = 0.2
-ADAPTIVE_EPSILON_END = 0.02
-ADAPTIVE_EPSILON_HALF_LIFE = 100
+ADAPTIVE_EPSILON_START = 0.1
+ADAPTIVE_EPSILON_END = 0.01
+ADAPTIVE_EPSILON_HALF_LIFE = 50
 
 # --- linkgroups: tabular Q-learning over link groups ------------------------------
 ADAPTIVE_LINKGROUPS_MAX_GROUPS = 64

@@ -1,7 +1,8 @@
 """Domain profiles: what the crawl has learned about each domain so far.
 
 :class:`DomainProfileMiddleware <adaptive_spider.downloadermiddlewares.DomainProfileMiddleware>`
-records latencies, status codes and failures; the relevance middleware records
+records latencies, status codes and failures (exceptions and error statuses);
+the relevance middleware records
 page relevance. The frontier reads the profiles as features of every queued URL
 (kept in numpy columns so a batch of URLs reads them at once) and as filters
 before a request is released (slow, unreliable and capped domains).
@@ -121,7 +122,8 @@ class DomainProfiles:
         profile = self.profiles[domain_id]
         profile.attempts += 1
         profile.statuses[int(status)] += 1
-        if status >= 500:
+        # Error statuses are failures (429 asks to slow down, it does not say the page is gone).
+        if status >= 400 and status != 429:
             profile.failures += 1
         if latency is not None:
             profile.latencies.append(float(latency))
@@ -167,6 +169,11 @@ class DomainProfiles:
     def is_slow(self, domain_id: int, slow_ms: float) -> bool:
         profile = self.profiles[domain_id]
         return len(profile.latencies) >= 3 and profile.median_latency_ms > slow_ms
+
+    def is_untried(self, domain_id: int) -> bool:
+        """A request to the domain is on its way, but none has come back yet."""
+        profile = self.profiles[domain_id]
+        return profile.attempts == 0 and profile.released > 0
 
     def is_capped(self, domain_id: int, max_pages: int) -> bool:
         return max_pages > 0 and self.profiles[domain_id].released >= max_pages

@@ -31,6 +31,8 @@ class DomainProfileMiddleware:
         latency = request.meta.get("download_latency")
         self.state.domains.record_response(domain_of(response.url), response.status, latency)
         if response.status >= 400:
+            # An error page is a fetch that found nothing: it lowers the domain's relevance.
+            self.state.domains.record_relevance(domain_of(response.url), 0.0)
             self.state.reward_nothing(request)
         return response
 

@@ -4,7 +4,8 @@ Scrapy's LinkExtractor wraps every anchor in a selector and canonicalises every
 URL; on large documentation pages that costs tens of milliseconds. The scheduler
 canonicalises URLs anyway (the dupefilter fingerprints them), so here a single
 pass over the parsed tree is enough. The extensions skipped are Scrapy's own
-``IGNORED_EXTENSIONS``.
+``IGNORED_EXTENSIONS`` plus source and data files (``SOURCE_EXTENSIONS``): a
+focused crawl of pages gains nothing from fetching ``.txt`` or ``.ipynb`` files.
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ from urllib.parse import urlsplit
 
 from scrapy.linkextractors import IGNORED_EXTENSIONS
 
-_IGNORED = frozenset(f".{ext}" for ext in IGNORED_EXTENSIONS)
+SOURCE_EXTENSIONS = (
+    "txt", "rst", "md", "ipynb", "py", "pyc", "c", "h", "cpp", "java", "sh", "json", "xml", "csv",
+    "tsv", "yaml", "yml", "ini", "cfg", "toml", "diff", "patch", "map", "woff", "woff2", "ttf", "eot",
+)
+_IGNORED = frozenset(f".{ext}" for ext in (*IGNORED_EXTENSIONS, *SOURCE_EXTENSIONS))
 _SCHEMES = ("http", "https")
 
 

@@ -17,13 +17,18 @@ from adaptive_spider.features import N_STATIC
 class PageLog:
     """Per-page relevance, sibling statistics and a sample of outlinks."""
 
-    def __init__(self, max_children: int = 16):
+    COLUMNS = ("relevance", "domain", "sibling_sum", "sibling_n", "child_static", "child_domain", "child_n")
+
+    def __init__(self, max_children: int = 16, capacity: int = 1024):
         self.max_children = max_children
-        self.relevance = np.zeros(1024, dtype=np.float32)
-        self.domain = np.zeros(1024, dtype=np.int32)
-        self.sibling_sum = np.zeros(1024, dtype=np.float32)
-        self.sibling_n = np.zeros(1024, dtype=np.float32)
-        self.children: dict[int, list] = {}
+        self.relevance = np.zeros(capacity, dtype=np.float32)
+        self.domain = np.zeros(capacity, dtype=np.int32)
+        self.sibling_sum = np.zeros(capacity, dtype=np.float32)
+        self.sibling_n = np.zeros(capacity, dtype=np.float32)
+        # The first outlinks of each page, kept as the next actions of its transition.
+        self.child_static = np.zeros((capacity, max_children, N_STATIC), dtype=np.float32)
+        self.child_domain = np.zeros((capacity, max_children), dtype=np.int32)
+        self.child_n = np.zeros(capacity, dtype=np.int32)
         self.size = 0
 
     def __len__(self) -> int:
@@ -54,40 +59,39 @@ class PageLog:
 
     def add_child(self, page_id: int, static: np.ndarray, domain_id: int) -> None:
         """Keep the first ``max_children`` outlinks of a page as its next actions."""
-        if not 0 <= page_id < self.size or self.max_children == 0:
+        if not 0 <= page_id < self.size:
             return
-        kept = self.children.setdefault(page_id, [])
-        if len(kept) < self.max_children:
-            kept.append((static, domain_id))
+        slot = self.child_n[page_id]
+        if slot < self.max_children:
+            self.child_static[page_id, slot] = static
+            self.child_domain[page_id, slot] = domain_id
+            self.child_n[page_id] = slot + 1
 
-    def children_of(self, page_id: int) -> tuple[np.ndarray, np.ndarray]:
-        """Static features (k x 6) and domain ids (k) of a page's kept outlinks."""
-        kept = self.children.get(int(page_id))
-        if not kept:
-            return np.zeros((0, N_STATIC), dtype=np.float32), np.zeros(0, dtype=np.int32)
-        return np.vstack([static for static, _ in kept]), np.array([d for _, d in kept], dtype=np.int32)
+    def children_of(self, page_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Static features (b x k x 6), domain ids (b x k) and a validity mask (b x k)
+        of the kept outlinks of a batch of pages (ids outside the log have none)."""
+        page_ids = np.asarray(page_ids, dtype=np.int64)
+        valid = (page_ids >= 0) & (page_ids < self.size)
+        rows = np.where(valid, page_ids, 0)
+        counts = np.where(valid, self.child_n[rows], 0)
+        mask = np.arange(self.max_children)[None, :] < counts[:, None]
+        return self.child_static[rows], self.child_domain[rows], mask
 
     def _grow(self) -> None:
-        for name in ("relevance", "domain", "sibling_sum", "sibling_n"):
+        for name in self.COLUMNS:
             column = getattr(self, name)
             setattr(self, name, np.concatenate([column, np.zeros_like(column)]))
 
     def state_dict(self) -> dict:
-        n = self.size
-        return {
-            "relevance": self.relevance[:n].copy(),
-            "domain": self.domain[:n].copy(),
-            "sibling_sum": self.sibling_sum[:n].copy(),
-            "sibling_n": self.sibling_n[:n].copy(),
-            "children": self.children,
-        }
+        return {name: getattr(self, name)[: self.size].copy() for name in self.COLUMNS}
 
     def load_state_dict(self, state: dict) -> None:
         n = len(state["relevance"])
-        capacity = max(1024, 2 * n)
-        for name in ("relevance", "domain", "sibling_sum", "sibling_n"):
-            column = np.zeros(capacity, dtype=getattr(self, name).dtype)
-            column[:n] = state[name]
+        self.size = 0
+        for name in self.COLUMNS:
+            saved = state[name]
+            column = np.zeros((max(1024, 2 * n), *saved.shape[1:]), dtype=saved.dtype)
+            column[:n] = saved
             setattr(self, name, column)
-        self.children = state["children"]
+        self.max_children = self.child_static.shape[1]
         self.size = n

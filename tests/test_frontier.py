@@ -169,13 +169,21 @@ def test_double_dqn_propagates_value_to_links_that_lead_to_rewards():
     hub, leaf, dead = (np.zeros(F.N_FEATURES, dtype=np.float32) for _ in range(3))
     hub[0], leaf[5], dead[7] = 1.0, 1.0, 1.0
     agent = DoubleDQN(gamma=0.8, batch_size=16, target_update=10, random_state=0)
-    next_actions = {0: np.vstack([leaf, leaf]), 1: np.zeros((0, F.N_FEATURES)), 2: np.zeros((0, F.N_FEATURES))}
+    # Page 0 (behind the hub link) has two rewarding outlinks; pages 1 and 2 have none.
+    outlinks = np.zeros((3, 2, F.N_FEATURES), dtype=np.float32)
+    outlinks[0] = leaf
+    present = np.array([[True, True], [False, False], [False, False]])
+
+    def next_actions(keys):
+        keys = np.asarray(keys, dtype=np.int64)
+        return outlinks[keys], present[keys]
+
     for _ in range(20):
         agent.remember(hub, 0.0, 0)
         agent.remember(leaf, 1.0, 1)
         agent.remember(dead, 0.0, 2)
     for _ in range(1500):
-        agent.train_step(lambda keys: [next_actions[int(k)] for k in keys])
+        agent.train_step(next_actions)
     q_hub, q_leaf, q_dead = agent.predict(np.vstack([hub, leaf, dead]))
     assert q_leaf == pytest.approx(1.0, abs=0.15)
     assert q_hub == pytest.approx(0.8, abs=0.2)

@@ -46,6 +46,8 @@ class Strategy:
 
     name = "base"
     learns = False
+    #: Whether the frontier probes a never-fetched domain with one request first.
+    probes_new_domains = True
 
     def __init__(self, frontier: Frontier, config, rng: np.random.Generator):
         self.frontier = frontier

@@ -16,6 +16,7 @@ class BreadthFirst(Strategy):
     """First in, first out within a tier: Scrapy's BFO order."""
 
     name = "bfs"
+    probes_new_domains = False
 
     def __init__(self, frontier, config, rng):
         super().__init__(frontier, config, rng)
@@ -46,6 +47,7 @@ class RandomOrder(Strategy):
     """Uniformly random order (seeded)."""
 
     name = "random"
+    probes_new_domains = False
 
     def __init__(self, frontier, config, rng):
         super().__init__(frontier, config, rng)

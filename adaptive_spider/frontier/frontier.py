@@ -5,7 +5,9 @@ An explicit ``Request.priority`` is a tier above the learned order: the highest
 non-empty tier is served first, and the strategy orders the entries inside it.
 Before a chosen request is released, the domain filters run: a domain over its
 page cap or with too many failures is dropped (counted by reason); a slow domain
-is held back until nothing faster is left.
+is held back until nothing faster is left; and a domain never fetched before is
+probed with one request, the others waiting until it answers (a dead host costs
+one fetch, not a round of them).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class Frontier:
         self.strategy: Strategy = STRATEGY_CLASSES[config.strategy](self, config, self.rng)
         self.tier_sizes: Counter = Counter()
         self.held: deque = deque()
+        self.waiting: dict[int, list] = {}
         self.round = 0
         self.filtered: Counter = Counter()
 
@@ -72,23 +75,25 @@ class Frontier:
             self.pages.sibling_scores(store.parent[entries]),
         )
 
-    def next_actions(self, page_keys) -> list[np.ndarray]:
-        """Current feature vectors of the kept outlinks of each page (the DQN's next state)."""
-        out = []
-        for key in page_keys:
-            static, domain_ids = self.pages.children_of(int(key))
-            if len(static) == 0:
-                out.append(static)
-                continue
-            parents = np.full(len(static), int(key), dtype=np.int64)
-            out.append(F.assemble(static, self.domains.features(domain_ids), self.pages.sibling_scores(parents)))
-        return out
+    def next_actions(self, page_keys) -> tuple[np.ndarray, np.ndarray]:
+        """Current feature vectors (b x k x 11) of the kept outlinks of each page, and
+        which of them exist (b x k): the next states of the DQN's transitions."""
+        static, domain_ids, mask = self.pages.children_of(page_keys)
+        b, k, _ = static.shape
+        parents = np.repeat(np.asarray(page_keys, dtype=np.int64), k)
+        vectors = F.assemble(
+            static.reshape(b * k, -1),
+            self.domains.features(domain_ids.reshape(-1)),
+            self.pages.sibling_scores(parents),
+        )
+        return vectors.reshape(b, k, -1), mask
 
     # -- releasing ----------------------------------------------------------------------
     def next_batch(self, n: int) -> list[tuple[object, Choice]]:
         """Up to ``n`` requests for the ready queue, best first, each with its
         :class:`Choice` (leaf, score and the features it had when chosen)."""
         self.round += 1
+        self._wake_probed_domains()
         accepted: list[tuple[int, Choice]] = []
         for tier in sorted((t for t, size in self.tier_sizes.items() if size), reverse=True):
             while len(accepted) < n and self.strategy.count(tier):
@@ -100,6 +105,12 @@ class Frontier:
             self._accept_held(n, accepted)
         return self._release(accepted)
 
+    def _wake_probed_domains(self, force: bool = False) -> None:
+        """Return to the strategy the entries of domains whose probe has answered."""
+        for domain_id in [d for d in self.waiting if force or not self.domains.is_untried(d)]:
+            for tier, choice in self.waiting.pop(domain_id):
+                self.strategy.push(tier, choice.entry)
+
     def _screen(self, tier: int, choice: Choice, accepted: list) -> None:
         domain_id = int(self.store.domain[choice.entry])
         reason = self._drop_reason(domain_id)
@@ -109,6 +120,8 @@ class Frontier:
         elif self.domains.is_slow(domain_id, self.config.slow_domain_ms):
             self.held.append((tier, choice))
             self.filtered["deferred_slow"] += 1
+        elif self.strategy.probes_new_domains and self.domains.is_untried(domain_id):
+            self.waiting.setdefault(domain_id, []).append((tier, choice))
         else:
             self._accept(tier, choice, accepted)
 
@@ -118,6 +131,15 @@ class Frontier:
         accepted.append((tier, choice))
 
     def _accept_held(self, n: int, accepted: list) -> None:
+        if not self.held and self.waiting:
+            # Nothing else is left: a probe that never answers (filtered before download)
+            # must not keep its domain's entries waiting for ever.
+            self._wake_probed_domains(force=True)
+            for tier in sorted(self.tier_sizes, reverse=True):
+                while len(accepted) < n and self.strategy.count(tier):
+                    for choice in self.strategy.select(tier, n - len(accepted)):
+                        self._accept(tier, choice, accepted)
+            return
         while self.held and len(accepted) < n:
             tier, choice = self.held.popleft()
             reason = self._drop_reason(int(self.store.domain[choice.entry]))
@@ -154,7 +176,8 @@ class Frontier:
         self.strategy.observe(np.asarray(x, dtype=np.float32), reward, page_key, leaf)
 
     def stats(self) -> dict:
-        return {"queued": len(self), "held": len(self.held), "rounds": self.round, **self.strategy.stats()}
+        waiting = sum(len(entries) for entries in self.waiting.values())
+        return {"queued": len(self), "held": len(self.held), "waiting": waiting, "rounds": self.round, **self.strategy.stats()}
 
     # -- persistence ---------------------------------------------------------------------
     def state_dict(self, serialize) -> dict:

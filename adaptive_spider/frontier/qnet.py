@@ -30,11 +30,13 @@ class QNetwork:
         Adam step size.
     huber_delta : float
         Errors beyond this are penalised linearly (robust to outlier targets).
+    zero_output : bool
+        Initialise the output layer to zero, so the untrained network predicts 0.
     random_state : int
         Seed of the weight initialisation.
     """
 
-    def __init__(self, n_features=11, hidden=(30, 15), learning_rate=0.003, huber_delta=1.0, random_state=0):
+    def __init__(self, n_features=11, hidden=(30, 15), learning_rate=0.003, huber_delta=1.0, zero_output=False, random_state=0):
         self.n_features = n_features
         self.hidden = tuple(hidden)
         self.learning_rate = learning_rate
@@ -46,6 +48,8 @@ class QNetwork:
             (rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)).astype(np.float64)
             for fan_in, fan_out in zip(sizes[:-1], sizes[1:])
         ]
+        if zero_output:  # start as the zero function: a residual model begins at its baseline
+            self.weights[-1][:] = 0.0
         self.biases = [np.zeros(fan_out) for fan_out in sizes[1:]]
         self._moments = [np.zeros_like(p) for p in self._params()]
         self._velocities = [np.zeros_like(p) for p in self._params()]
@@ -142,9 +146,15 @@ class ReplayMemory:
 class DoubleDQN:
     """Double DQN over link features: replay, a target network and minibatch updates.
 
-    ``next_actions(keys)`` is a callable the frontier provides: for each page key,
-    the current feature vectors of (a sample of) the links found on that page,
-    as a list of arrays (empty when the page had no new links: a terminal state).
+    With a ``baseline`` (a callable on feature matrices), the network learns the
+    residual: ``Q(x) = baseline(x) + net(x)``, the network starting at zero. An
+    informative learning-free estimate then orders the frontier from the first
+    page, and experience corrects it.
+
+    ``next_actions(keys)`` is a callable the frontier provides: for a batch of page
+    keys, the current feature vectors of (a sample of) the links found on each
+    page, as ``(actions (b x k x f), mask (b x k))``; a page without links is a
+    terminal state.
     """
 
     def __init__(
@@ -156,13 +166,16 @@ class DoubleDQN:
         batch_size=32,
         replay_size=20000,
         target_update=50,
+        baseline=None,
         random_state=0,
     ):
+        self.baseline = baseline
         self.gamma = gamma
         self.batch_size = batch_size
         self.target_update = target_update
-        self.online = QNetwork(n_features, hidden, learning_rate, random_state=random_state)
-        self.target = QNetwork(n_features, hidden, learning_rate, random_state=random_state)
+        residual = baseline is not None
+        self.online = QNetwork(n_features, hidden, learning_rate, zero_output=residual, random_state=random_state)
+        self.target = QNetwork(n_features, hidden, learning_rate, zero_output=residual, random_state=random_state)
         self.target.copy_weights_from(self.online)
         self.memory = ReplayMemory(replay_size, n_features)
         self.rng = np.random.default_rng(random_state)
@@ -170,7 +183,11 @@ class DoubleDQN:
         self.last_loss = float("nan")
 
     def predict(self, X) -> np.ndarray:
-        return self.online.predict(X)
+        return self._q(self.online, X)
+
+    def _q(self, network: QNetwork, X) -> np.ndarray:
+        values = network.predict(X)
+        return values + self.baseline(X) if self.baseline is not None else values
 
     def remember(self, x, reward: float, next_key: int) -> None:
         self.memory.add(x, reward, next_key)
@@ -183,28 +200,30 @@ class DoubleDQN:
         targets = self.memory.rewards[rows].astype(np.float64)
         if self.gamma > 0:
             targets += self.gamma * self._bootstrap(next_actions(self.memory.next_keys[rows]))
-        self.last_loss = self.online.partial_fit(self.memory.X[rows], targets)
+        X = self.memory.X[rows]
+        if self.baseline is not None:
+            targets -= self.baseline(X)
+        self.last_loss = self.online.partial_fit(X, targets)
         self.n_steps += 1
         if self.n_steps % self.target_update == 0:
             self.target.copy_weights_from(self.online)
         return self.last_loss
 
-    def _bootstrap(self, action_sets) -> np.ndarray:
-        """``Q_target(argmax_a Q_online(a))`` per next state; 0 for terminal states."""
-        values = np.zeros(len(action_sets))
-        sizes = [len(actions) for actions in action_sets]
-        if not any(sizes):
-            return values
-        stacked = np.vstack([actions for actions in action_sets if len(actions)])
-        online = self.online.predict(stacked)
-        target = self.target.predict(stacked)
-        start = 0
-        for index, size in enumerate(sizes):
-            if size:
-                best = start + int(np.argmax(online[start : start + size]))
-                values[index] = target[best]
-                start += size
-        return values
+    def _bootstrap(self, next_state) -> np.ndarray:
+        """``Q_target(argmax_a Q_online(a))`` per next state; 0 for terminal states.
+
+        ``next_state`` is ``(actions, mask)``: the actions' features (b x k x f)
+        and which of the k slots hold an action (b x k).
+        """
+        actions, mask = next_state
+        b, k, f = actions.shape
+        if not mask.any():
+            return np.zeros(b)
+        flat = actions.reshape(b * k, f)
+        online = np.where(mask, self._q(self.online, flat).reshape(b, k), -np.inf)
+        target = self._q(self.target, flat).reshape(b, k)
+        best = np.argmax(online, axis=1)
+        return np.where(mask.any(axis=1), target[np.arange(b), best], 0.0)
 
     def state_dict(self) -> dict:
         return {

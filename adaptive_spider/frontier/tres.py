@@ -18,10 +18,19 @@ from collections import defaultdict
 
 import numpy as np
 
-from adaptive_spider.features import N_FEATURES
-from adaptive_spider.frontier.base import Choice, Strategy
+from adaptive_spider.features import FEATURE_NAMES, N_FEATURES
+from adaptive_spider.frontier.base import Choice, Strategy, link_prior
 from adaptive_spider.frontier.qnet import DoubleDQN
 from adaptive_spider.frontier.tree import LeafPartition
+
+
+_ANCHOR = FEATURE_NAMES.index("anchor_similarity")
+_PARENT = FEATURE_NAMES.index("parent_score")
+
+
+def prior_of_features(X: np.ndarray) -> np.ndarray:
+    """The learning-free link prior, read off feature vectors: the Q-network's baseline."""
+    return link_prior(X[:, _ANCHOR], X[:, _PARENT])
 
 
 class BestLeafPool:
@@ -89,6 +98,7 @@ class Tres(Strategy):
             batch_size=config.qnet_batch_size,
             replay_size=config.qnet_replay_size,
             target_update=config.qnet_target_update,
+            baseline=prior_of_features,
             random_state=config.seed,
         )
         self.pool_class = BestLeafPool if config.tree_leaf_sampling == "best" else UniformLeafPool
