@@ -110,7 +110,7 @@ def test_open_missing_index_is_a_clear_error(tmp_path):
 
 
 def test_persisted_index_ranks_like_the_in_memory_one(tmp_path, fruit_docs, fruit_index):
-    stored = SearchIndex.create(tmp_path / "idx", fields=["text"], analyzer=plain_analyzer(),
+    stored = SearchIndex.create(tmp_path / "idx", fields=["text"], analyzer=plain_analyzer(), b=0.75,
                                 feedback_docs=0)
     stored.add(fruit_docs)
     stored.optimize()
@@ -123,7 +123,8 @@ def test_persisted_index_ranks_like_the_in_memory_one(tmp_path, fruit_docs, frui
 
 def test_incremental_adds_across_commits_and_reopen(tmp_path, fruit_docs):
     path = tmp_path / "idx"
-    index = SearchIndex.create(path, fields=["text"], analyzer=plain_analyzer(), feedback_docs=0)
+    index = SearchIndex.create(path, fields=["text"], analyzer=plain_analyzer(), b=0.75,
+                               feedback_docs=0)
     index.add(fruit_docs[:2])
     index.commit()
     assert [hit.id for hit in index.search("cherry").hits] == ["d2"]
@@ -143,7 +144,8 @@ def test_incremental_adds_across_commits_and_reopen(tmp_path, fruit_docs):
 
 def test_re_adding_an_id_replaces_the_document(tmp_path, fruit_docs):
     path = tmp_path / "idx"
-    index = SearchIndex.create(path, fields=["text"], analyzer=plain_analyzer(), feedback_docs=0)
+    index = SearchIndex.create(path, fields=["text"], analyzer=plain_analyzer(), b=0.75,
+                               feedback_docs=0)
     index.add(fruit_docs)
     index.close()
     index = SearchIndex.open(path)
