@@ -9,7 +9,6 @@ stores the analyzer's parameters (:meth:`Analyzer.get_params`) with the data.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from pathlib import Path
 
 from .errors import SearchError
@@ -79,6 +78,26 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+class _TermCache(dict):
+    """word -> index term ("" for a word that is not indexed), computed on first use.
+
+    Looking words up through ``map(cache.__getitem__, words)`` keeps the
+    per-word loop in C; only unseen words reach Python code.
+    """
+
+    def __init__(self, analyzer: Analyzer, limit: int):
+        super().__init__()
+        self.analyzer = analyzer
+        self.limit = limit
+
+    def __missing__(self, word: str) -> str:
+        if len(self) >= self.limit:
+            self.clear()  # bounded memory; vocabularies rarely get here
+        term = self.analyzer.stem(word) if self.analyzer.keeps(word) else ""
+        self[word] = term
+        return term
+
+
 class Analyzer:
     """Turn text into index terms.
 
@@ -93,7 +112,7 @@ class Analyzer:
         Snowball stemmer (``"porter"``, ``"english"``, ``"german"``, ...) or
         None for no stemming.
     stem_cache_size : int
-        How many distinct words keep their stem in memory; stemming is the
+        How many distinct words keep their term in memory; stemming is the
         slowest step of analysis and vocabularies repeat a lot.
     """
 
@@ -108,6 +127,7 @@ class Analyzer:
         self.stem_cache_size = stem_cache_size
         self._stops = load_stop_words(stop_words)
         self._stem = self._make_stem_function()
+        self._cache = _TermCache(self, stem_cache_size)
 
     def _make_stem_function(self):
         if not self.stemmer:
@@ -122,7 +142,7 @@ class Analyzer:
             stemmer = snowballstemmer.stemmer(self.stemmer)
         except KeyError:
             raise SearchError(f"unknown stemmer language: {self.stemmer}") from None
-        return lru_cache(maxsize=self.stem_cache_size)(stemmer.stemWord)
+        return stemmer.stemWord
 
     def get_params(self) -> dict:
         """The parameters that define this analyzer (stored with an index)."""
@@ -133,15 +153,25 @@ class Analyzer:
         """Whether *word* (lowercase) is indexed at all."""
         return len(word) > self.min_length and word not in self._stops
 
-    def term(self, word: str) -> str:
-        """The index term of a kept lowercase *word*."""
+    def stem(self, word: str) -> str:
+        """The stem of a lowercase *word* (uncached; use :meth:`term`)."""
         return self._stem(word)
+
+    def term(self, word: str) -> str:
+        """The index term of a lowercase *word*, "" if the word is not indexed (cached)."""
+        return self._cache[word]
 
     def analyze(self, text: str) -> list[str]:
         """Index terms of *text*, in order, repeats included."""
-        stem = self._stem
-        keeps = self.keeps
-        return [stem(word) for word in words(text) if keeps(word)]
+        return list(filter(None, map(self._cache.__getitem__, words(text))))
+
+    def analyze_words(self, text: str) -> tuple[list[str], set[str]]:
+        """Index terms of *text* (repeats included) and the distinct words that made them."""
+        all_words = words(text)
+        lookup = self._cache.__getitem__
+        terms = list(filter(None, map(lookup, all_words)))
+        kept = set(filter(lookup, set(all_words)))
+        return terms, kept
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

@@ -20,45 +20,59 @@ import numpy as np
 from .errors import SearchError
 
 
-def prefix_edit_distance(x: str, y: str, delta: int | None = None) -> tuple[int, int]:
-    """Return ``(PED(x, y), ED(x, y))``.
+class PrefixDistance:
+    """PED(x, ·) and ED(x, ·) for one fixed *x*, against many words.
 
     Uses the bit-vector edit-distance recurrence (one machine word per column
     of the dynamic programme, here a Python int) along y; the last row of
-    each column is ED(x, y[:j]), and PED is its minimum over j.  With
-    *delta* given, columns past ``len(x) + delta`` are skipped, so ED is only
-    exact when it is at most *delta*.
+    each column is ED(x, y[:j]), and PED is its minimum over j.  The bit
+    masks of x are computed once, which is what makes checking dozens of
+    candidates per typed word cheap.
     """
-    m = len(x)
-    if m == 0:
-        return 0, len(y)
-    full = (1 << m) - 1
-    top = 1 << (m - 1)
-    peq: dict[str, int] = {}
-    for i, char in enumerate(x):
-        peq[char] = peq.get(char, 0) | (1 << i)
-    pv, mv, score = full, 0, m
-    best = m
-    end = len(y) if delta is None else min(len(y), m + delta)
-    for char in y[:end]:
-        eq = peq.get(char, 0)
-        xv = eq | mv
-        xh = (((eq & pv) + pv) ^ pv) | eq
-        ph = (mv | ~(xh | pv)) & full
-        mh = pv & xh
-        if ph & top:
-            score += 1
-        elif mh & top:
-            score -= 1
-        ph = ((ph << 1) | 1) & full
-        mh = (mh << 1) & full
-        pv = (mh | ~(xv | ph)) & full
-        mv = ph & xv
-        if score < best:
-            best = score
-    if end < len(y):
-        score = max(score, len(y) - m)
-    return best, score
+
+    def __init__(self, x: str):
+        self.x = x
+        self.full = (1 << len(x)) - 1
+        self.top = 1 << (len(x) - 1) if x else 0
+        masks: dict[str, int] = {}
+        for i, char in enumerate(x):
+            masks[char] = masks.get(char, 0) | (1 << i)
+        self.masks = masks
+
+    def __call__(self, y: str, delta: int | None = None) -> tuple[int, int]:
+        """``(PED(x, y), ED(x, y))``; with *delta*, columns past ``len(x) + delta``
+        are skipped, so ED is only exact when ``len(y) <= len(x) + delta``."""
+        m = len(self.x)
+        if m == 0:
+            return 0, len(y)
+        full, top, masks = self.full, self.top, self.masks
+        pv, mv, score = full, 0, m
+        best = m
+        end = len(y) if delta is None else min(len(y), m + delta)
+        for char in y[:end]:
+            eq = masks.get(char, 0)
+            xv = eq | mv
+            xh = (((eq & pv) + pv) ^ pv) | eq
+            ph = (mv | ~(xh | pv)) & full
+            mh = pv & xh
+            if ph & top:
+                score += 1
+            elif mh & top:
+                score -= 1
+            ph = ((ph << 1) | 1) & full
+            mh = (mh << 1) & full
+            pv = (mh | ~(xv | ph)) & full
+            mv = ph & xv
+            if score < best:
+                best = score
+        if end < len(y):
+            score = max(score, len(y) - m)
+        return best, score
+
+
+def prefix_edit_distance(x: str, y: str, delta: int | None = None) -> tuple[int, int]:
+    """Return ``(PED(x, y), ED(x, y))``, see :class:`PrefixDistance`."""
+    return PrefixDistance(x)(y, delta)
 
 
 def default_delta(word: str) -> int:
@@ -133,19 +147,27 @@ class QGramIndex:
         hi = bisect.bisect_left(self.words_, prefix + "\U0010ffff")
         return range(lo, hi)
 
-    def find(self, x: str, delta: int) -> list[Match]:
-        """All words y with PED(x, y) <= delta, best first (PED, then frequency)."""
+    def find(self, x: str, delta: int, whole_words: bool = False) -> list[Match]:
+        """All words y with PED(x, y) <= delta, best first (PED, then frequency).
+
+        With *whole_words*, only words within *delta* of x's length are
+        checked (a cheap necessary condition for ED(x, y) <= delta).
+        """
         if delta == 0:
             ids = self._prefix_range(x)
             matches = [Match(self.words_[i], 0, len(self.words_[i]) - len(x),
                              int(self.counts_[i])) for i in ids]
         else:
+            ids = self.candidates(x, delta)
+            if whole_words:
+                ids = ids[np.abs(self.lengths_[ids] - len(x)) <= delta]
+            distance = PrefixDistance(x)
+            words, counts = self.words_, self.counts_
             matches = []
-            for word_id in self.candidates(x, delta):
-                word = self.words_[word_id]
-                ped, ed = prefix_edit_distance(x, word, delta)
+            for word_id in ids.tolist():
+                ped, ed = distance(words[word_id], delta)
                 if ped <= delta:
-                    matches.append(Match(word, ped, ed, int(self.counts_[word_id])))
+                    matches.append(Match(words[word_id], ped, ed, int(counts[word_id])))
         matches.sort(key=lambda m: (m.ped, -m.count, m.word))
         return matches
 
@@ -160,13 +182,13 @@ class QGramIndex:
 
         Candidates come from the PED search; a correction must be within
         *delta* edits of the whole word, so a bare prefix is not "corrected"
-        into a longer word.
+        into a longer word.  Distances are tried from 1 up, so the common
+        one-typo case never pays for the weaker filter of larger distances.
         """
         if delta is None:
             delta = default_delta(word)
-        if delta == 0:
-            return None
-        close = [m for m in self.find(word, delta) if m.ed <= delta]
-        if not close:
-            return None
-        return min(close, key=lambda m: (m.ed, -m.count, m.word))
+        for distance in range(1, delta + 1):
+            close = [m for m in self.find(word, distance, whole_words=True) if m.ed <= distance]
+            if close:
+                return min(close, key=lambda m: (m.ed, -m.count, m.word))
+        return None

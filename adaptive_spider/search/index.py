@@ -252,6 +252,8 @@ class SearchIndex:
         self._fuzzy: QGramIndex | None = None
         self._numeric_cache: dict[str, np.ndarray] = {}
         self._forward: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._terms: list[str] | None = None
+        self._feedback_tables: dict[int, np.ndarray] = {}
 
     # -- persistence ---------------------------------------------------------
 
@@ -431,7 +433,7 @@ class SearchIndex:
             self._pend_stored.pop(old, None)
 
     def _index_text(self, idx: int, document: Mapping, stored: dict) -> float:
-        keeps, term, vocabulary = self.analyzer.keeps, self.analyzer.term, self._term_ids
+        vocabulary = self._term_ids
         length = 0.0
         seen_words: set[str] = set()
         for name, weight in self.field_weights.items():
@@ -440,18 +442,18 @@ class SearchIndex:
                 continue
             stored[name] = text
             self._field_counts[name] += 1
-            kept = [word for word in words(text) if keeps(word)]
-            if not kept:
+            terms, kept = self.analyzer.analyze_words(text)
+            if not terms:
                 continue
-            seen_words.update(kept)
-            counts = Counter(map(term, kept))
+            seen_words |= kept
+            counts = Counter(terms)
             self._pend_tids.extend(map(vocabulary.__getitem__, counts))
             self._pend_docs.extend(repeat(idx, len(counts)))
             if weight == 1.0:
                 self._pend_tfs.extend(counts.values())
             else:
                 self._pend_tfs.extend(count * weight for count in counts.values())
-            length += weight * len(kept)
+            length += weight * len(terms)
         self._pend_words.update(seen_words)
         self._words.update(seen_words)
         return length
@@ -544,12 +546,12 @@ class SearchIndex:
         is replaced by the closest vocabulary word (see :meth:`QGramIndex.correct`).
         """
         self._build()
-        keeps, term = self.analyzer.keeps, self.analyzer.term
+        term = self.analyzer.term
         terms, corrections = [], {}
         for word in words(query):
-            if not keeps(word):
-                continue
             query_term = term(word)
+            if not query_term:
+                continue
             if self._postings(query_term) is None and fuzzy:
                 match = self._fuzzy_index().correct(word)
                 if match is not None:
@@ -580,13 +582,13 @@ class SearchIndex:
         impacts = self._impacts_for(self.k if k is None else k, self.b if b is None else b)
         weights = self._term_weights(terms)
         scores = self._scores(weights, impacts)
-        matched = np.flatnonzero(scores)
+        matched = np.flatnonzero(scores > 0)
         expansion: list[str] = []
         if feedback and self.feedback_terms and self.feedback_weight and len(matched):
             first = self._top_ids(scores, matched, feedback)
-            weights, expansion = self._expand(weights, first, impacts, len(terms))
-            scores = self._scores(weights, impacts)
-            matched = np.flatnonzero(scores)
+            added, expansion = self._expand(first, impacts, len(terms))
+            scores = (1.0 - self.feedback_weight) * scores + self._scores(added, impacts)
+            matched = np.flatnonzero(scores > 0)
         if len(matched) and (word_weights or boost):
             scores = self._boost(scores, matched, parse_word_weights(word_weights), boost)
         hits = self._top(scores, matched, top, offset, with_fields)
@@ -602,54 +604,78 @@ class SearchIndex:
         return weights
 
     def _scores(self, weights: dict[int, float], impacts: np.ndarray) -> np.ndarray:
-        scores = np.zeros(len(self._doc_ids), dtype=np.float32)
+        """Sum of weight * impact over the postings of the weighted terms, per document.
+
+        One ``bincount`` over the gathered postings beats a scatter-add per
+        term by about three times on Cranfield queries.
+        """
         starts, post_docs = self._starts, self._post_docs
-        for tid, weight in weights.items():
-            start, end = starts[tid], starts[tid + 1]
-            if weight == 1.0:
-                scores[post_docs[start:end]] += impacts[start:end]
-            else:
-                scores[post_docs[start:end]] += np.float32(weight) * impacts[start:end]
-        return scores
+        spans = [(int(starts[tid]), int(starts[tid + 1]), weight) for tid, weight in weights.items()]
+        spans = [span for span in spans if span[1] > span[0]]
+        if not spans:
+            return np.zeros(len(self._doc_ids))
+        docs = np.concatenate([post_docs[start:end] for start, end, _ in spans])
+        values = np.concatenate([impacts[start:end] for start, end, _ in spans])
+        if any(weight != 1.0 for _, _, weight in spans):
+            values = values * np.repeat(np.array([w for _, _, w in spans], dtype=np.float32),
+                                        [end - start for start, end, _ in spans])
+        return np.bincount(docs, weights=values, minlength=len(self._doc_ids))
 
     def _forward_index(self):
-        """Posting positions ordered by document, per-document offsets, term of each posting."""
+        """Postings re-ordered by document: per-document offsets and each posting's term."""
         if self._forward is None:
-            by_doc = np.argsort(self._post_docs, kind="stable").astype(np.int64)
+            by_doc = np.argsort(self._post_docs, kind="stable")
             doc_starts = np.zeros(len(self._doc_ids) + 1, dtype=np.int64)
             np.cumsum(np.bincount(self._post_docs, minlength=len(self._doc_ids)),
                       out=doc_starts[1:])
             term_of = np.repeat(np.arange(len(self._starts) - 1, dtype=np.int32),
                                 np.diff(self._starts))
-            self._forward = (by_doc, doc_starts, term_of)
+            self._forward = (by_doc, doc_starts, term_of[by_doc])
         return self._forward
 
-    def _expand(self, weights, top_docs, impacts, n_terms):
-        """Add the terms that carry most BM25 weight in *top_docs* (pseudo-relevance feedback).
+    def _feedback_table(self, impacts: np.ndarray) -> np.ndarray:
+        """Each posting's share of its document's total BM25 impact, in document order."""
+        key = id(impacts)
+        table = self._feedback_tables.get(key)
+        if table is None:
+            by_doc, doc_starts, _ = self._forward_index()
+            totals = np.bincount(self._post_docs, weights=impacts, minlength=len(self._doc_ids))
+            owner = np.repeat(np.arange(len(self._doc_ids)), np.diff(doc_starts))
+            table = (impacts[by_doc] / np.where(totals > 0, totals, 1.0)[owner]).astype(np.float32)
+            self._feedback_tables = {key: table}
+        return table
+
+    def _expand(self, top_docs, impacts, n_terms):
+        """Weights of the terms that carry most BM25 weight in *top_docs* (pseudo-relevance
+        feedback), and those terms best first.
 
         Each feedback document spreads a total weight of 1 over its terms in
-        proportion to their BM25 impact in it.
+        proportion to their BM25 impact in it; the expansion as a whole weighs
+        ``feedback_weight * n_terms``, the query's own terms ``1 - feedback_weight``.
         """
-        by_doc, doc_starts, term_of = self._forward_index()
-        slices = [by_doc[doc_starts[d]:doc_starts[d + 1]] for d in top_docs]
-        positions = np.concatenate(slices)
-        values = impacts[positions].astype(np.float64)
-        sizes = np.array([len(piece) for piece in slices])
-        totals = np.add.reduceat(values, np.concatenate(([0], np.cumsum(sizes)[:-1])))
-        values /= np.repeat(np.where(totals > 0, totals, 1.0), sizes)
-        tids, inverse = np.unique(term_of[positions], return_inverse=True)
-        mass = np.bincount(inverse, weights=values)
+        _, doc_starts, forward_terms = self._forward_index()
+        shares = self._feedback_table(impacts)
+        spans = [(int(doc_starts[d]), int(doc_starts[d + 1])) for d in top_docs]
+        found = np.concatenate([forward_terms[a:b] for a, b in spans])
+        shares_found = np.concatenate([shares[a:b] for a, b in spans])
+        # Group by term with a sort: np.unique costs several times more on arrays this small.
+        order = np.argsort(found, kind="stable")
+        found, shares_found = found[order], shares_found[order]
+        firsts = np.concatenate(([0], np.flatnonzero(found[1:] != found[:-1]) + 1))
+        tids = found[firsts]
+        mass = np.add.reduceat(shares_found.astype(np.float64), firsts)
         if len(tids) > self.feedback_terms:
             best = np.argpartition(-mass, self.feedback_terms - 1)[:self.feedback_terms]
             tids, mass = tids[best], mass[best]
-        keep = 1.0 - self.feedback_weight
-        expanded = {tid: weight * keep for tid, weight in weights.items()}
         scale = self.feedback_weight * max(n_terms, 1) / mass.sum()
-        for tid, weight in zip(tids.tolist(), mass.tolist()):
-            expanded[tid] = expanded.get(tid, 0.0) + weight * scale
-        terms = list(self._term_ids)
-        order = np.argsort(-mass, kind="stable")
-        return expanded, [terms[t] for t in tids[order].tolist()]
+        added = dict(zip(tids.tolist(), (mass * scale).tolist()))
+        terms = self._term_list()
+        return added, [terms[t] for t in tids[np.argsort(-mass, kind="stable")].tolist()]
+
+    def _term_list(self) -> list[str]:
+        if self._terms is None or len(self._terms) != len(self._term_ids):
+            self._terms = list(self._term_ids)
+        return self._terms
 
     def _top_ids(self, scores, matched, count) -> list[int]:
         candidate_scores = scores[matched]
@@ -666,7 +692,7 @@ class SearchIndex:
         return boost
 
     def _boost(self, scores, matched, word_weights, boost) -> np.ndarray:
-        scores = scores.astype(np.float64)
+        scores = scores.astype(np.float64, copy=True)
         bonus = np.zeros(len(matched))
         for word, weight in word_weights.items():
             for query_term in self.analyzer.analyze(word):
