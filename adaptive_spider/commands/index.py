@@ -10,7 +10,7 @@ from adaptive_spider.commands import SearchCommand
 from adaptive_spider.search import Analyzer, SearchIndex
 from adaptive_spider.search.analysis import DEFAULT_MIN_LENGTH, DEFAULT_STEMMER, DEFAULT_STOP_WORDS
 from adaptive_spider.search.errors import SearchError
-from adaptive_spider.search.index import DEFAULT_B, DEFAULT_K, parse_number
+from adaptive_spider.search.index import DEFAULT_B, DEFAULT_K, text_fields_of
 from adaptive_spider.search.sources import read_documents
 from adaptive_spider.search.storage import index_file
 
@@ -24,10 +24,8 @@ def guess_id_field(record: dict) -> str:
 
 
 def guess_text_fields(record: dict, id_field: str) -> list[str]:
-    """String fields of *record* other than the id and ones holding numbers."""
-    fields = [name for name, value in record.items()
-              if name != id_field and isinstance(value, (str, list))
-              and parse_number(value) is None]
+    """Text fields of *record* other than the id and ones holding numbers."""
+    fields = text_fields_of(record, id_field)
     if not fields:
         raise SearchError("the first record has no text fields; pass --fields")
     return fields

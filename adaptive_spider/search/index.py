@@ -87,17 +87,32 @@ def as_text(value) -> str:
     return ""
 
 
+def _pairs(spec: str | Mapping):
+    """(name, value) pairs from a mapping or from ``"a=1,b=2"``."""
+    if isinstance(spec, Mapping):
+        return [(str(name).strip(), value) for name, value in spec.items()]
+    pairs = []
+    for part in spec.split(","):
+        if part.strip():
+            name, _, value = part.partition("=")
+            pairs.append((name.strip(), value.strip()))
+    return pairs
+
+
+def text_fields_of(record: Mapping, id_field: str) -> list[str]:
+    """The fields of *record* worth indexing: text (or lists of text) that is not a number."""
+    return [name for name, value in record.items()
+            if name != id_field and isinstance(value, (str, list))
+            and as_text(value).strip() and parse_number(value) is None]
+
+
 def parse_field_weights(spec: str | Mapping | None, fields: Iterable[str]) -> dict[str, float]:
     """Weights per field from ``"title=2,body=1"`` or a mapping; 1 for unnamed fields."""
     fields = list(fields)
     weights = dict.fromkeys(fields, 1.0)
     if not spec:
         return weights
-    pairs = spec.items() if isinstance(spec, Mapping) else (
-        part.split("=", 1) if "=" in part else (part, "")
-        for part in spec.split(",") if part.strip())
-    for name, value in pairs:
-        name = name.strip()
+    for name, value in _pairs(spec):
         if name not in weights:
             raise SearchError(f"unknown field {name!r} in weights (indexed fields: {', '.join(fields)})")
         try:
@@ -114,15 +129,12 @@ def parse_word_weights(spec: str | Mapping | None) -> dict[str, float]:
     """Word weights from ``"freiburg=5,python=2"`` or a mapping."""
     if not spec:
         return {}
-    pairs = spec.items() if isinstance(spec, Mapping) else (
-        part.split("=", 1) if "=" in part else (part, "")
-        for part in spec.split(",") if part.strip())
     weights = {}
-    for word, value in pairs:
+    for word, value in _pairs(spec):
         try:
-            weights[word.strip()] = float(value)
+            weights[word] = float(value)
         except (TypeError, ValueError):
-            raise SearchError(f"word weight of {word.strip()!r} must be a number, got {value!r}") from None
+            raise SearchError(f"word weight of {word!r} must be a number, got {value!r}") from None
     return weights
 
 

@@ -24,7 +24,7 @@ from scrapy.exceptions import NotConfigured
 
 from .analysis import DEFAULT_MIN_LENGTH, DEFAULT_STEMMER, DEFAULT_STOP_WORDS, Analyzer
 from .errors import SearchError
-from .index import DEFAULT_B, DEFAULT_K, SearchIndex, as_text, parse_number
+from .index import DEFAULT_B, DEFAULT_K, SearchIndex, as_text, text_fields_of
 
 logger = logging.getLogger(__name__)
 
@@ -87,10 +87,7 @@ class SearchIndexPipeline:
 
     def _ensure_index(self, adapter: ItemAdapter) -> SearchIndex:
         if self.index is None:
-            fields = self.fields or [
-                name for name, value in adapter.items()
-                if name != self.id_field and isinstance(value, (str, list))
-                and as_text(value).strip() and parse_number(value) is None]
+            fields = self.fields or text_fields_of(adapter, self.id_field)
             if not fields:
                 raise SearchError("item has no text fields to index")
             self.index = SearchIndex.create(self.directory, fields=fields, id_field=self.id_field,
