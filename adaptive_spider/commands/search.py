@@ -60,6 +60,9 @@ class Command(SearchCommand):
                             help="boost by numeric fields, e.g. 'log(votes + 1)'")
         parser.add_argument("--no-fuzzy", action="store_true",
                             help="do not correct unknown query words")
+        parser.add_argument("--feedback", type=int, metavar="N",
+                            help="pseudo-relevance feedback from the top N documents "
+                                 "(default: the index's, 5; 0 turns it off)")
         parser.add_argument("--queries", metavar="FILE.tsv", help="batch mode: query id TAB query")
         parser.add_argument("--run", metavar="OUT.txt", help="batch mode: TREC run file to write")
         parser.add_argument("--tag", default="adaptive_spider", help="run tag (default: %(default)s)")
@@ -71,7 +74,8 @@ class Command(SearchCommand):
             raise SearchError("give either a query or --queries, not both")
         index = SearchIndex.open(opts.index)
         options = {"k": opts.k, "b": opts.b, "word_weights": opts.word_weights,
-                   "formula": opts.formula, "fuzzy": not opts.no_fuzzy}
+                   "formula": opts.formula, "fuzzy": not opts.no_fuzzy,
+                   "feedback": opts.feedback}
         if opts.queries:
             self.batch(index, opts, options)
             return

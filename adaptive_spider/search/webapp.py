@@ -7,7 +7,7 @@ escaped on the server (``html.escape``) or inserted as ``textContent`` in the
 browser, and a Content-Security-Policy forbids inline scripts as a second line
 of defence.
 
-Routes: ``/`` the page (``?index=&q=&top=&k=&b=&weights=&formula=``),
+Routes: ``/`` the page (``?index=&q=&top=&k=&b=&weights=&formula=&feedback=``),
 ``/api/search`` the same as JSON, ``/api/suggest?index=&q=`` suggestions,
 ``/static/search.js`` and ``/static/search.css``.
 """
@@ -120,11 +120,13 @@ class SearchApp:
     def _search(self, params):
         name, index = self._index(params)
         top = int(_number(params, "top", self.top, 1, MAX_TOP))
+        feedback = _number(params, "feedback", None, 0, 100)
         with self._lock:
             results = index.search(
                 params.get("q", ""), top=top, k=_number(params, "k", None, 0, 100),
                 b=_number(params, "b", None, 0, 1), word_weights=params.get("weights") or None,
-                formula=params.get("formula") or None)
+                formula=params.get("formula") or None,
+                feedback=None if feedback is None else int(feedback))
         return name, index, results
 
     def search_json(self, params) -> dict:
@@ -196,6 +198,7 @@ class SearchApp:
     <label>b <input name="b" size="4" value="{value('b')}"></label>
     <label>word weights <input name="weights" placeholder="freiburg=5" value="{value('weights')}"></label>
     <label>formula <input name="formula" placeholder="log(votes + 1)" value="{value('formula')}"></label>
+    <label>feedback docs <input name="feedback" size="3" placeholder="5" value="{value('feedback')}"></label>
   </details>
 </form>
 {error_html}{body}
