@@ -107,8 +107,9 @@ def main():
     _, k_fb, b_fb = max(stage3b)
     print(f"\nwith feedback, best k = {k_fb}, b = {b_fb}")
 
-    print("\n## Chosen settings: tuning half | held-out half | all 225 queries (MAP | nDCG@10)\n")
-    print("| configuration | tuning | held out | all |\n|---|---|---|---|")
+    print("\n## Chosen settings on the tuning half, the held-out half and all 225 queries\n")
+    print("| configuration | tuning MAP | nDCG@10 | held-out MAP | nDCG@10 | all MAP | nDCG@10 |")
+    print("|---|---|---|---|---|---|---|")
     plain_index = build(documents, "none", 0, None, 1.0)
     configs = [
         ("plain tokens, title once more (T + W), k=1.2 b=0.75", plain_index, 1.2, 0.75, 0, 20, 0.5),
