@@ -48,7 +48,7 @@ def test_count_filter_never_loses_a_word_within_the_distance():
     vocabulary = {"".join(rng.choice("abcde") for _ in range(rng.randint(3, 9))): 1
                   for _ in range(400)}
     index = QGramIndex(3).fit(vocabulary)
-    for _ in range(150):
+    for _ in range(80):
         x = "".join(rng.choice("abcde") for _ in range(rng.randint(4, 8)))
         for delta in (1, 2):
             within = {y for y in vocabulary if reference_distances(x, y)[0] <= delta}

@@ -8,6 +8,9 @@
   var pending = null;
   var active = -1;
 
+  // Keep typing after the text that is already there.
+  box.setSelectionRange(box.value.length, box.value.length);
+
   function hide() { list.hidden = true; active = -1; }
 
   function choose(text) {
