@@ -150,9 +150,15 @@ class AdaptiveConfig:
     relevance_field_weights: dict[str, float]
     relevance_k1: float
     relevance_b: float
+    relevance_link_discount: float
+    relevance_half: float
     keyword_weight: float
     relevant_threshold: float
     log_decisions: bool
+    prior_weights: dict[str, float]
+    cold_start_pages: int
+    hold_below: float
+    hold_in_flight: int
 
     @classmethod
     def from_settings(cls, settings: Any = None, **overrides: Any) -> AdaptiveConfig:
@@ -240,10 +246,28 @@ def _read(settings) -> dict[str, Any]:
         "relevance_field_weights": _field_weights(settings),
         "relevance_k1": n(settings, "ADAPTIVE_RELEVANCE_K1", float, 0.0, low_open=True),
         "relevance_b": n(settings, "ADAPTIVE_RELEVANCE_B", float, 0.0, 1.0),
+        "relevance_link_discount": n(settings, "ADAPTIVE_RELEVANCE_LINK_DISCOUNT", float, 0.0, 10.0),
+        "relevance_half": n(settings, "ADAPTIVE_RELEVANCE_HALF", float, 0.0, 1.0, low_open=True),
         "keyword_weight": n(settings, "ADAPTIVE_KEYWORD_WEIGHT", float, 0.0),
         "relevant_threshold": n(settings, "ADAPTIVE_RELEVANT_THRESHOLD", float, 0.0, 1.0),
         "log_decisions": _bool(settings, "ADAPTIVE_LOG_DECISIONS"),
+        "prior_weights": _prior_weights(settings),
+        "cold_start_pages": n(settings, "ADAPTIVE_COLD_START_PAGES", int, 0),
+        "hold_below": n(settings, "ADAPTIVE_HOLD_BELOW", float, 0.0, 1.0),
+        "hold_in_flight": n(settings, "ADAPTIVE_HOLD_IN_FLIGHT", int, 1),
     }
+
+
+def _prior_weights(settings) -> dict[str, float]:
+    name = "ADAPTIVE_PRIOR_WEIGHTS"
+    weights = parse_mapping(_get(settings, name), name)
+    unknown = sorted(set(weights) - {"anchor", "context", "parent"})
+    if unknown:
+        raise ConfigError(f"{name}: unknown part(s) {', '.join(unknown)}; parts are anchor, context, parent")
+    merged = {**default_settings.ADAPTIVE_PRIOR_WEIGHTS, **weights}
+    if not any(merged.values()):
+        raise ConfigError(f"{name}: at least one weight must be above 0")
+    return merged
 
 
 def _bool(settings, name) -> bool:

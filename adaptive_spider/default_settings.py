@@ -23,6 +23,11 @@ ADAPTIVE_SEED = 0
 ADAPTIVE_PAGES_PER_ROUND = 8
 #: At most this many ready requests per domain per round (0: CONCURRENT_REQUESTS_PER_DOMAIN).
 ADAPTIVE_READY_PER_DOMAIN = 0
+#: Cold start: during the first COLD_START_PAGES releases, a link whose prior is below
+#: HOLD_BELOW (no sign of relevance) waits while HOLD_IN_FLIGHT requests are in flight.
+ADAPTIVE_COLD_START_PAGES = 32
+ADAPTIVE_HOLD_BELOW = 0.05
+ADAPTIVE_HOLD_IN_FLIGHT = 2
 
 # --- TRES: regression tree over the features ------------------------------------
 #: Upper bound of leaves of the tree that partitions the frontier.
@@ -73,15 +78,23 @@ ADAPTIVE_DOMAIN_MAX_PAGES = 0
 #: A mapping of domain -> weight (a feature of every URL of that domain; default 1).
 ADAPTIVE_DOMAIN_WEIGHTS = {}
 
+#: Weights of the learning-free link prior (bestfirst's order; TRES' baseline):
+#: anchor/URL similarity, context (headings, list label) similarity, parent page relevance.
+ADAPTIVE_PRIOR_WEIGHTS = {"anchor": 0.6, "context": 0.3, "parent": 0.1}
+
 # --- relevance ------------------------------------------------------------------
-#: Weights of the page fields in the BM25F-style page score.
-ADAPTIVE_RELEVANCE_FIELD_WEIGHTS = {"title": 4.0, "headings": 2.0, "body": 1.0, "url": 2.0}
+#: Weights of the page fields' query coverages in the page score.
+ADAPTIVE_RELEVANCE_FIELD_WEIGHTS = {"title": 2.0, "headings": 1.0, "body": 1.0, "url": 1.0}
 ADAPTIVE_RELEVANCE_K1 = 1.2
 ADAPTIVE_RELEVANCE_B = 0.75
+#: Link-heavy pages score (1 - link density) ** this (0: no discount).
+ADAPTIVE_RELEVANCE_LINK_DISCOUNT = 0.5
+#: Mixed field coverage that maps to a relevance of about 0.5.
+ADAPTIVE_RELEVANCE_HALF = 0.1
 #: Weight of a keyword term relative to a query word.
 ADAPTIVE_KEYWORD_WEIGHT = 2.0
 #: A page with at least this relevance counts as relevant (stats, harvest rate).
-ADAPTIVE_RELEVANT_THRESHOLD = 0.35
+ADAPTIVE_RELEVANT_THRESHOLD = 0.5
 
 # --- explanations -----------------------------------------------------------------
 #: Log every released request with its leaf, Q-value and features at DEBUG.

@@ -12,6 +12,7 @@ Enable it with a priority above Scrapy's RetryMiddleware and RedirectMiddleware
 
 from __future__ import annotations
 
+from scrapy.exceptions import IgnoreRequest
 from twisted.internet.error import DNSLookupError
 
 from adaptive_spider.state import CrawlState, domain_of
@@ -37,6 +38,9 @@ class DomainProfileMiddleware:
         return response
 
     def process_exception(self, request, exception, spider=None):
+        if isinstance(exception, IgnoreRequest):
+            # Dropped before download (robots.txt, offsite...): not the domain's failure.
+            return None
         dns = isinstance(exception, DNSLookupError)
         self.state.domains.record_failure(domain_of(request.url), dns=dns)
         self.state.inc_stat("download_failures/dns" if dns else "download_failures/other")

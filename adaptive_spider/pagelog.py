@@ -17,7 +17,7 @@ from adaptive_spider.features import N_STATIC
 class PageLog:
     """Per-page relevance, sibling statistics and a sample of outlinks."""
 
-    COLUMNS = ("relevance", "domain", "sibling_sum", "sibling_n", "child_static", "child_domain", "child_n")
+    COLUMNS = ("relevance", "domain", "sibling_sum", "sibling_n", "child_static", "child_domain", "child_prior", "child_n")
 
     def __init__(self, max_children: int = 16, capacity: int = 1024):
         self.max_children = max_children
@@ -28,6 +28,7 @@ class PageLog:
         # The first outlinks of each page, kept as the next actions of its transition.
         self.child_static = np.zeros((capacity, max_children, N_STATIC), dtype=np.float32)
         self.child_domain = np.zeros((capacity, max_children), dtype=np.int32)
+        self.child_prior = np.zeros((capacity, max_children), dtype=np.float32)
         self.child_n = np.zeros(capacity, dtype=np.int32)
         self.size = 0
 
@@ -57,7 +58,7 @@ class PageLog:
         scores = (self.sibling_sum[ids] + self.relevance[ids]) / (self.sibling_n[ids] + 1.0)
         return np.where(valid, scores, 0.0).astype(np.float32)
 
-    def add_child(self, page_id: int, static: np.ndarray, domain_id: int) -> None:
+    def add_child(self, page_id: int, static: np.ndarray, domain_id: int, prior: float = 0.0) -> None:
         """Keep the first ``max_children`` outlinks of a page as its next actions."""
         if not 0 <= page_id < self.size:
             return
@@ -65,17 +66,19 @@ class PageLog:
         if slot < self.max_children:
             self.child_static[page_id, slot] = static
             self.child_domain[page_id, slot] = domain_id
+            self.child_prior[page_id, slot] = prior
             self.child_n[page_id] = slot + 1
 
-    def children_of(self, page_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Static features (b x k x 6), domain ids (b x k) and a validity mask (b x k)
-        of the kept outlinks of a batch of pages (ids outside the log have none)."""
+    def children_of(self, page_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Static features (b x k x 6), domain ids, link priors and a validity mask
+        (b x k each) of the kept outlinks of a batch of pages (ids outside the log
+        have none)."""
         page_ids = np.asarray(page_ids, dtype=np.int64)
         valid = (page_ids >= 0) & (page_ids < self.size)
         rows = np.where(valid, page_ids, 0)
         counts = np.where(valid, self.child_n[rows], 0)
         mask = np.arange(self.max_children)[None, :] < counts[:, None]
-        return self.child_static[rows], self.child_domain[rows], mask
+        return self.child_static[rows], self.child_domain[rows], self.child_prior[rows], mask
 
     def _grow(self) -> None:
         for name in self.COLUMNS:

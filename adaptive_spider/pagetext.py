@@ -33,6 +33,16 @@ def body_text(root) -> str:
     return normalize_space(" ".join(parts))
 
 
+def link_density(root, text_length: int) -> float:
+    """Share of the body's text that is link text."""
+    if not text_length:
+        return 0.0
+    body = root.find("body")
+    anchors = (body if body is not None else root).iter("a")
+    linked = sum(len(normalize_space(" ".join(a.itertext()))) for a in anchors)
+    return min(1.0, linked / text_length)
+
+
 def is_html(response) -> bool:
     """Whether a response is an HTML (or XHTML) page that Scrapy decoded as text."""
     if not hasattr(response, "selector"):
@@ -50,7 +60,8 @@ def page_fields(response) -> tuple[PageFields, list[str]]:
     title = _element_text(title_element) if title_element is not None else ""
     headings = [text for text in map(_element_text, root.iter("h1", "h2", "h3")) if text]
     body = body_text(root)
-    return PageFields(url=response.url, title=title, headings=" ".join(headings), body=body), headings
+    fields = PageFields(response.url, title, " ".join(headings), body, link_density(root, len(body)))
+    return fields, headings
 
 
 def content_sha1(text: str) -> str:

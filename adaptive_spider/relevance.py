@@ -119,16 +119,29 @@ class PageFields:
     title: str = ""
     headings: str = ""
     body: str = ""
+    #: Share of the body's text inside links (navigation pages are near 1).
+    link_density: float = 0.0
 
 
 class RelevanceScorer:
-    """BM25F-style relevance of pages and links to a query, normalised to [0, 1].
+    """Relevance of pages and links to a query, normalised to [0, 1].
 
-    For each term ``t``: ``tf_t = sum_f w_f * tf(t, f) / (1 - b + b * len_f / avglen_f)``,
-    saturated as ``s_t = tf_t / (k1 + tf_t)``; the page score is the
-    idf- and weight-averaged saturation
-    ``sum_t w_t idf_t s_t / sum_t w_t idf_t``, which is 0 when no term occurs and
-    approaches 1 when every term occurs often in the weighted fields.
+    A page is scored field by field (title, headings, body, URL words). In each
+    field every term gets a BM25 saturation
+    ``s_tf = tf' / (k1 + tf')`` with ``tf' = tf / (1 - b + b * len_f / avglen_f)``,
+    and the field's *coverage* is the idf- and weight-averaged saturation
+    ``cov_f = sum_t w_t idf_t s_ft / sum_t w_t idf_t`` (0 when no term occurs,
+    near 1 when all occur often). The page score mixes the coverages with the
+    field weights, ``m = sum_f W_f cov_f / sum_f W_f``, discounts link-heavy
+    navigation pages by ``(1 - link_density) ** link_discount`` and maps the
+    result onto [0, 1] with ``(1 + h) m / (m + h)`` (``h``: ``half``), so that a
+    page whose mixed coverage is ``h`` scores about 0.5: short fields such as a
+    title can only cover a few query terms, which keeps ``m`` itself small.
+
+    Mixing per-field coverages, rather than adding field term counts as BM25F
+    does, keeps a long page that mentions every query word somewhere (release
+    notes, an index of terms) from scoring like a page whose title and headings
+    are about the query: in BM25F the body alone saturates every term.
 
     ``idf_t = log(1 + (N + 1) / (df_t + 0.5))`` over the ``N`` pages observed so
     far: terms that occur everywhere in the crawl (a site's name, say) count less.
@@ -136,12 +149,16 @@ class RelevanceScorer:
 
     FIELDS = ("title", "headings", "body", "url")
 
-    def __init__(self, terms: QueryTerms, field_weights=None, k1: float = 1.2, b: float = 0.75):
+    def __init__(
+        self, terms: QueryTerms, field_weights=None, k1: float = 1.2, b: float = 0.75, link_discount: float = 0.5, half: float = 0.1
+    ):
         self.terms = terms
-        field_weights = field_weights or {"title": 4.0, "headings": 2.0, "body": 1.0, "url": 2.0}
+        field_weights = field_weights or {"title": 2.0, "headings": 1.0, "body": 1.0, "url": 1.0}
         self.field_weights = np.array([float(field_weights.get(f, 0.0)) for f in self.FIELDS])
         self.k1 = k1
         self.b = b
+        self.link_discount = link_discount
+        self.half = half
         self.n_pages = 0
         self.doc_freq = np.zeros(len(terms), dtype=np.float64)
         self.length_sums = np.zeros(len(self.FIELDS), dtype=np.float64)
@@ -175,7 +192,7 @@ class RelevanceScorer:
         lengths = np.array([len(text.split()) for text in texts], dtype=np.float64)
         return counts, lengths
 
-    def score_counts(self, counts: np.ndarray, lengths: np.ndarray) -> float:
+    def score_counts(self, counts: np.ndarray, lengths: np.ndarray, link_density: float = 0.0) -> float:
         if len(self.terms) == 0:
             return 0.0
         if self.n_pages:
@@ -183,15 +200,18 @@ class RelevanceScorer:
         else:
             average = np.maximum(lengths, 1.0)
         norm = 1.0 - self.b + self.b * lengths / average
-        tf = (self.field_weights[:, None] * counts / norm[:, None]).sum(axis=0)
+        tf = counts / norm[:, None]
         saturation = tf / (self.k1 + tf)
         weights = self._term_weights()
-        return float((weights * saturation).sum() / weights.sum())
+        coverage = (saturation * weights).sum(axis=1) / weights.sum()
+        mixed = float((self.field_weights * coverage).sum() / self.field_weights.sum())
+        mixed *= (1.0 - min(max(link_density, 0.0), 1.0)) ** self.link_discount
+        return (1.0 + self.half) * mixed / (mixed + self.half) if mixed > 0 else 0.0
 
     def score_page(self, page: PageFields, *, learn: bool = True) -> float:
         """Relevance of a page in [0, 1]; with ``learn``, the page joins the statistics."""
         counts, lengths = self.field_counts(page)
-        score = self.score_counts(counts, lengths)
+        score = self.score_counts(counts, lengths, page.link_density)
         if learn:
             self.observe(counts, lengths)
         return score

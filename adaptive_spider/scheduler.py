@@ -59,6 +59,7 @@ class AdaptiveScheduler(BaseScheduler):
         self.crawler = crawler
         self.frontier = Frontier(self.config, self.state.domains, self.state.pages)
         self.ready: deque = deque()
+        self._released = 0
         self.spider = None
         self._log_decisions = self.config.log_decisions and logger.isEnabledFor(logging.DEBUG)
 
@@ -113,6 +114,9 @@ class AdaptiveScheduler(BaseScheduler):
         parent_score = self.state.parent_score(parent)
         anchor = meta.get("link_text") or ""
         similarity = self.state.link_similarity(anchor if isinstance(anchor, str) else "", request.url)
+        context = meta.get("link_context") or ""
+        context_similarity = self.state.link_similarity(context, "") if isinstance(context, str) and context else 0.0
+        prior = link_prior(similarity, parent_score, context_similarity, self.config.prior_weights)
         static = F.static_features(
             request.url,
             depth=int(meta.get("depth", 0) or 0),
@@ -122,8 +126,8 @@ class AdaptiveScheduler(BaseScheduler):
         )
         domain_id = self.state.domains.id_of(domain_of(request.url))
         if parent >= 0:
-            self.state.pages.add_child(parent, static, domain_id)
-        return self.frontier.add(request, static, domain_id, parent, link_prior(similarity, parent_score))
+            self.state.pages.add_child(parent, static, domain_id, prior)
+        return self.frontier.add(request, static, domain_id, parent, prior)
 
     # -- release -------------------------------------------------------------------------------
     def next_request(self) -> Request | None:
@@ -132,6 +136,7 @@ class AdaptiveScheduler(BaseScheduler):
             if not self.ready:
                 return None
         request, decision = self.ready.popleft()
+        self._released += 1
         self._inc("released")
         if self._log_decisions:
             logger.debug(
@@ -146,7 +151,7 @@ class AdaptiveScheduler(BaseScheduler):
 
     def _refill(self) -> None:
         filtered_before = dict(self.frontier.filtered)
-        batch = self.frontier.next_batch(self.config.pages_per_round)
+        batch = self.frontier.next_batch(self.config.pages_per_round, self._hold_below())
         for reason, count in self.frontier.filtered.items():
             if count != filtered_before.get(reason, 0):
                 self._inc(f"filtered/{reason}", count - filtered_before.get(reason, 0))
@@ -155,11 +160,27 @@ class AdaptiveScheduler(BaseScheduler):
                 "strategy": self.config.strategy,
                 "leaf": choice.leaf,
                 "score": round(choice.score, 6),
+                "prior": round(choice.prior, 6),
                 "round": self.frontier.round,
                 "features": [round(float(v), 5) for v in choice.features],
             }
             request.meta[DECISION_KEY] = decision
             self.ready.append((request, decision))
+
+    def _hold_below(self) -> float | None:
+        """During the cold start, links with no evidence of relevance wait while
+        enough requests are in flight: their answers may reveal better links,
+        and early concurrency otherwise fills up with blind fetches."""
+        config = self.config
+        if not config.hold_below or self._released >= config.cold_start_pages:
+            return None
+        return config.hold_below if self._in_flight() >= config.hold_in_flight else None
+
+    def _in_flight(self) -> int:
+        try:
+            return len(self.crawler.engine.downloader.active)
+        except (AttributeError, TypeError, RuntimeError):  # no engine yet (tests, simulations)
+            return 0
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
@@ -192,7 +213,9 @@ class AdaptiveScheduler(BaseScheduler):
         for request, decision in self.ready:
             data = self._serialize(request)
             if data is not None:
-                ready.append({"request": data, "features": decision["features"], "parent": request.meta.get(PARENT_KEY, -1)})
+                ready.append(
+                    {"request": data, "features": decision["features"], "prior": decision["prior"], "parent": request.meta.get(PARENT_KEY, -1)}
+                )
         snapshot = {
             "version": 1,
             "strategy": self.config.strategy,
@@ -233,5 +256,5 @@ class AdaptiveScheduler(BaseScheduler):
             features = item["features"]
             static = [features[F.FEATURE_NAMES.index(name)] for name in F.STATIC_NAMES]
             domain_id = self.state.domains.id_of(domain_of(request.url))
-            self.frontier.add(request, static, domain_id, item["parent"], link_prior(static[2], static[1]))
+            self.frontier.add(request, static, domain_id, item["parent"], item["prior"])
         path.unlink()

@@ -52,7 +52,14 @@ class CrawlState:
         self.config = config
         self.stats = stats
         self.terms = QueryTerms(config.query, config.keywords, config.keyword_weight)
-        self.scorer = RelevanceScorer(self.terms, config.relevance_field_weights, config.relevance_k1, config.relevance_b)
+        self.scorer = RelevanceScorer(
+            self.terms,
+            config.relevance_field_weights,
+            config.relevance_k1,
+            config.relevance_b,
+            config.relevance_link_discount,
+            config.relevance_half,
+        )
         self.domains = DomainProfiles(config.domain_weights, min_attempts=config.unreliable_min_attempts)
         self.pages = PageLog(config.qnet_next_actions)
         self.frontier = None
@@ -119,7 +126,7 @@ class CrawlState:
         if decision.get("rewarded"):
             return
         decision["rewarded"] = True
-        self.frontier.observe(decision["features"], reward, page_id, decision.get("leaf", -1))
+        self.frontier.observe(decision["features"], reward, page_id, decision.get("leaf", -1), decision.get("prior", 0.0))
 
     # -- links -------------------------------------------------------------------------
     def link_similarity(self, anchor: str, url: str) -> float:

@@ -21,6 +21,7 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import urljoin
 
 from scrapy import Request
@@ -59,10 +60,11 @@ class Robots:
 class SimulatedCrawler:
     """Just enough of a Crawler for the components: settings, stats, a spider."""
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, in_flight):
         self.settings = settings
         self.stats = MemoryStatsCollector(self)
         self.spider = None
+        self.engine = SimpleNamespace(downloader=SimpleNamespace(active=in_flight))
 
 
 def simulated_crawl(web, topic: dict, settings_dict: dict, budget: int, concurrency: int = 16) -> Run:
@@ -71,7 +73,8 @@ def simulated_crawl(web, topic: dict, settings_dict: dict, budget: int, concurre
     settings.update(settings_dict, priority="cmdline")
     settings.set("ADAPTIVE_QUERY", topic["query"], "spider")
     settings.set("ADAPTIVE_KEYWORDS", topic.get("keywords", []), "spider")
-    crawler = SimulatedCrawler(settings)
+    in_flight: deque = deque()
+    crawler = SimulatedCrawler(settings, in_flight)
     spider = FocusedSpider(query=topic["query"], start_urls=",".join(topic["seeds"]))
     spider.crawler = crawler
     crawler.spider = spider
@@ -86,7 +89,6 @@ def simulated_crawl(web, topic: dict, settings_dict: dict, budget: int, concurre
 
     robots = Robots(web)
     run = Run(topic["id"], settings_dict.get("ADAPTIVE_STRATEGY", "tres"))
-    in_flight: deque = deque()
     started = time.perf_counter()
     while len(run.fetched) < budget:
         while len(in_flight) < concurrency:

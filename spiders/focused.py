@@ -82,8 +82,9 @@ class FocusedSpider(scrapy.Spider):
             for link in self.template.links(response):
                 yield response.follow(link, callback=self.parse, meta={**meta, "link_text": link.text})
             return
-        for url, text in extract_links(response):
-            yield scrapy.Request(url, callback=self.parse, meta={"link_text": text})
+        for link in extract_links(response):
+            meta = {"link_text": link.text, "link_context": link.context}
+            yield scrapy.Request(link.url, callback=self.parse, meta=meta)
 
     def page_item(self, response) -> PageItem:
         analysis = CrawlState.of(self.crawler).analyze(response)

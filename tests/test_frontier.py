@@ -176,15 +176,15 @@ def test_double_dqn_propagates_value_to_links_that_lead_to_rewards():
 
     def next_actions(keys):
         keys = np.asarray(keys, dtype=np.int64)
-        return outlinks[keys], present[keys]
+        return outlinks[keys], np.zeros(present[keys].shape), present[keys]
 
     for _ in range(20):
-        agent.remember(hub, 0.0, 0)
-        agent.remember(leaf, 1.0, 1)
-        agent.remember(dead, 0.0, 2)
+        agent.remember(hub, 0.0, 0.0, 0)
+        agent.remember(leaf, 0.0, 1.0, 1)
+        agent.remember(dead, 0.0, 0.0, 2)
     for _ in range(1500):
         agent.train_step(next_actions)
-    q_hub, q_leaf, q_dead = agent.predict(np.vstack([hub, leaf, dead]))
+    q_hub, q_leaf, q_dead = agent.predict(np.vstack([hub, leaf, dead]), np.zeros(3))
     assert q_leaf == pytest.approx(1.0, abs=0.15)
     assert q_hub == pytest.approx(0.8, abs=0.2)
     assert q_dead == pytest.approx(0.0, abs=0.15)
@@ -207,7 +207,7 @@ def test_tres_offers_a_candidate_from_every_leaf(sampling):
     tres = frontier.strategy
     X, y = synthetic_problem(200)
     for x, reward in zip(X, y):
-        tres.agent.remember(x, reward, -1)
+        tres.agent.remember(x, 0.0, reward, -1)
     tres.partition = LeafPartition(max_leaves=4, min_samples_leaf=10).fit(X, y)
     for i in range(40):
         add(frontier, f"http://a.test/{i}", anchor=(i % 10) / 10, parent_score=(i % 7) / 7)

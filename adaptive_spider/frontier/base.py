@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from adaptive_spider.frontier.frontier import Frontier
 
 
+PRIOR_WEIGHTS = {"anchor": 0.6, "context": 0.3, "parent": 0.1}
+
+
 @dataclass
 class Choice:
     """An entry chosen for release, with what explains the choice."""
@@ -26,15 +29,21 @@ class Choice:
     score: float = 0.0
     leaf: int = -1
     features: Any = None
+    prior: float = 0.0
 
 
-def link_prior(anchor_similarity, parent_score):
-    """A learning-free estimate of a link's value: the best-first baseline's order.
+def link_prior(anchor_similarity, parent_score, context_similarity=0.0, weights=None):
+    """A learning-free estimate of a link's value: the best-first baseline's order,
+    and the baseline the Q-network learns corrections to.
 
-    The anchor and URL words say most about the target; the linking page's
-    relevance breaks ties between links with the same words.
+    A weighted mean (``ADAPTIVE_PRIOR_WEIGHTS``) of the similarity of the anchor
+    and URL words to the query, of the headings and list label around the link
+    (its context), and of the linking page's relevance. The anchor says most
+    about the target; context and parent speak for links whose own words say little.
     """
-    return 0.7 * anchor_similarity + 0.3 * parent_score
+    w = weights or PRIOR_WEIGHTS
+    total = w["anchor"] + w["context"] + w["parent"]
+    return (w["anchor"] * anchor_similarity + w["context"] * context_similarity + w["parent"] * parent_score) / total
 
 
 class Strategy:
@@ -64,9 +73,9 @@ class Strategy:
     def count(self, tier: int) -> int:
         raise NotImplementedError
 
-    def observe(self, x: np.ndarray, reward: float, page_key: int, leaf: int = -1) -> None:
-        """A released entry (features ``x``, chosen from ``leaf``) led to a page of
-        relevance ``reward``, logged as ``page_key`` (-1: no page, e.g. an error)."""
+    def observe(self, x: np.ndarray, reward: float, page_key: int, leaf: int = -1, prior: float = 0.0) -> None:
+        """A released entry (features ``x``, link prior ``prior``, chosen from ``leaf``)
+        led to a page of relevance ``reward``, logged as ``page_key`` (-1: no page)."""
 
     def stats(self) -> dict:
         return {}

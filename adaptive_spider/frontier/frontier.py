@@ -75,10 +75,11 @@ class Frontier:
             self.pages.sibling_scores(store.parent[entries]),
         )
 
-    def next_actions(self, page_keys) -> tuple[np.ndarray, np.ndarray]:
-        """Current feature vectors (b x k x 11) of the kept outlinks of each page, and
-        which of them exist (b x k): the next states of the DQN's transitions."""
-        static, domain_ids, mask = self.pages.children_of(page_keys)
+    def next_actions(self, page_keys) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Current feature vectors (b x k x 11) of the kept outlinks of each page,
+        their link priors (b x k) and which of them exist (b x k): the next states
+        of the DQN's transitions."""
+        static, domain_ids, priors, mask = self.pages.children_of(page_keys)
         b, k, _ = static.shape
         parents = np.repeat(np.asarray(page_keys, dtype=np.int64), k)
         vectors = F.assemble(
@@ -86,19 +87,30 @@ class Frontier:
             self.domains.features(domain_ids.reshape(-1)),
             self.pages.sibling_scores(parents),
         )
-        return vectors.reshape(b, k, -1), mask
+        return vectors.reshape(b, k, -1), priors, mask
 
     # -- releasing ----------------------------------------------------------------------
-    def next_batch(self, n: int) -> list[tuple[object, Choice]]:
+    def next_batch(self, n: int, hold_below: float | None = None) -> list[tuple[object, Choice]]:
         """Up to ``n`` requests for the ready queue, best first, each with its
-        :class:`Choice` (leaf, score and the features it had when chosen)."""
+        :class:`Choice` (leaf, score and the features it had when chosen).
+
+        With ``hold_below``, a chosen entry whose link prior is lower stays queued
+        and ends the round: the caller would rather wait for better links.
+        """
         self.round += 1
         self._wake_probed_domains()
         accepted: list[tuple[int, Choice]] = []
         for tier in sorted((t for t, size in self.tier_sizes.items() if size), reverse=True):
             while len(accepted) < n and self.strategy.count(tier):
-                for choice in self.strategy.select(tier, n - len(accepted)):
-                    self._screen(tier, choice, accepted)
+                choices = self.strategy.select(tier, n - len(accepted))
+                weak = [] if hold_below is None else [c for c in choices if self.store.prior[c.entry] < hold_below]
+                for choice in choices:
+                    if choice in weak:
+                        self.strategy.push(tier, choice.entry)
+                    else:
+                        self._screen(tier, choice, accepted)
+                if weak:
+                    return self._release(accepted)
             if accepted:
                 break
         if not accepted:
@@ -156,6 +168,7 @@ class Frontier:
         released = []
         for (tier, choice), vector in zip(accepted, vectors):
             choice.features = vector
+            choice.prior = float(self.store.prior[choice.entry])
             released.append((self._remove(tier, choice.entry), choice))
         return released
 
@@ -172,8 +185,8 @@ class Frontier:
         return self.store.take(entry)
 
     # -- learning ------------------------------------------------------------------------
-    def observe(self, x, reward: float, page_key: int, leaf: int = -1) -> None:
-        self.strategy.observe(np.asarray(x, dtype=np.float32), reward, page_key, leaf)
+    def observe(self, x, reward: float, page_key: int, leaf: int = -1, prior: float = 0.0) -> None:
+        self.strategy.observe(np.asarray(x, dtype=np.float32), reward, page_key, leaf, prior)
 
     def stats(self) -> dict:
         waiting = sum(len(entries) for entries in self.waiting.values())

@@ -93,7 +93,7 @@ class LinkGroups(Strategy):
             chosen.append(Choice(entry, score=self.values[group], leaf=group))
         return chosen
 
-    def observe(self, x, reward, page_key, leaf=-1):
+    def observe(self, x, reward, page_key, leaf=-1, prior=0.0):
         # The value of a page's links is known once they are queued, which happens
         # right after its reward: finish the previous transitions first.
         for transition in self.unfinished:

@@ -107,7 +107,7 @@ class QNetwork:
 
 
 class ReplayMemory:
-    """Fixed-size ring buffer of transitions ``(x, reward, next_key)``.
+    """Fixed-size ring buffer of transitions ``(x, base, reward, next_key)``.
 
     ``next_key`` names the page the action led to; the next actions themselves
     are looked up when a minibatch is drawn, so links found after the reward
@@ -117,6 +117,7 @@ class ReplayMemory:
     def __init__(self, capacity: int, n_features: int):
         self.capacity = capacity
         self.X = np.zeros((capacity, n_features), dtype=np.float32)
+        self.bases = np.zeros(capacity, dtype=np.float32)
         self.rewards = np.zeros(capacity, dtype=np.float32)
         self.next_keys = np.full(capacity, -1, dtype=np.int64)
         self.size = 0
@@ -125,8 +126,9 @@ class ReplayMemory:
     def __len__(self) -> int:
         return self.size
 
-    def add(self, x, reward: float, next_key: int) -> None:
+    def add(self, x, base: float, reward: float, next_key: int) -> None:
         self.X[self.cursor] = x
+        self.bases[self.cursor] = base
         self.rewards[self.cursor] = reward
         self.next_keys[self.cursor] = next_key
         self.cursor = (self.cursor + 1) % self.capacity
@@ -146,15 +148,16 @@ class ReplayMemory:
 class DoubleDQN:
     """Double DQN over link features: replay, a target network and minibatch updates.
 
-    With a ``baseline`` (a callable on feature matrices), the network learns the
-    residual: ``Q(x) = baseline(x) + net(x)``, the network starting at zero. An
-    informative learning-free estimate then orders the frontier from the first
-    page, and experience corrects it.
+    The network learns a residual over a baseline value given with every action
+    (the frontier's learning-free link prior): ``Q(x) = base + net(x)``, with the
+    network starting at zero. The informative prior then orders the frontier
+    from the first page, and experience corrects it.
 
     ``next_actions(keys)`` is a callable the frontier provides: for a batch of page
     keys, the current feature vectors of (a sample of) the links found on each
-    page, as ``(actions (b x k x f), mask (b x k))``; a page without links is a
-    terminal state.
+    page, their baselines and which slots hold a link, as
+    ``(actions (b x k x f), bases (b x k), mask (b x k))``; a page without links
+    is a terminal state.
     """
 
     def __init__(
@@ -166,31 +169,25 @@ class DoubleDQN:
         batch_size=32,
         replay_size=20000,
         target_update=50,
-        baseline=None,
         random_state=0,
     ):
-        self.baseline = baseline
         self.gamma = gamma
         self.batch_size = batch_size
         self.target_update = target_update
-        residual = baseline is not None
-        self.online = QNetwork(n_features, hidden, learning_rate, zero_output=residual, random_state=random_state)
-        self.target = QNetwork(n_features, hidden, learning_rate, zero_output=residual, random_state=random_state)
+        self.online = QNetwork(n_features, hidden, learning_rate, zero_output=True, random_state=random_state)
+        self.target = QNetwork(n_features, hidden, learning_rate, zero_output=True, random_state=random_state)
         self.target.copy_weights_from(self.online)
         self.memory = ReplayMemory(replay_size, n_features)
         self.rng = np.random.default_rng(random_state)
         self.n_steps = 0
         self.last_loss = float("nan")
 
-    def predict(self, X) -> np.ndarray:
-        return self._q(self.online, X)
+    def predict(self, X, base) -> np.ndarray:
+        """Q-values of actions with features ``X`` and baselines ``base``."""
+        return self.online.predict(X) + base
 
-    def _q(self, network: QNetwork, X) -> np.ndarray:
-        values = network.predict(X)
-        return values + self.baseline(X) if self.baseline is not None else values
-
-    def remember(self, x, reward: float, next_key: int) -> None:
-        self.memory.add(x, reward, next_key)
+    def remember(self, x, base: float, reward: float, next_key: int) -> None:
+        self.memory.add(x, base, reward, next_key)
 
     def train_step(self, next_actions) -> float | None:
         """One minibatch update; ``None`` while the memory is too small."""
@@ -200,10 +197,8 @@ class DoubleDQN:
         targets = self.memory.rewards[rows].astype(np.float64)
         if self.gamma > 0:
             targets += self.gamma * self._bootstrap(next_actions(self.memory.next_keys[rows]))
-        X = self.memory.X[rows]
-        if self.baseline is not None:
-            targets -= self.baseline(X)
-        self.last_loss = self.online.partial_fit(X, targets)
+        targets -= self.memory.bases[rows]
+        self.last_loss = self.online.partial_fit(self.memory.X[rows], targets)
         self.n_steps += 1
         if self.n_steps % self.target_update == 0:
             self.target.copy_weights_from(self.online)
@@ -215,13 +210,13 @@ class DoubleDQN:
         ``next_state`` is ``(actions, mask)``: the actions' features (b x k x f)
         and which of the k slots hold an action (b x k).
         """
-        actions, mask = next_state
+        actions, bases, mask = next_state
         b, k, f = actions.shape
         if not mask.any():
             return np.zeros(b)
         flat = actions.reshape(b * k, f)
-        online = np.where(mask, self._q(self.online, flat).reshape(b, k), -np.inf)
-        target = self._q(self.target, flat).reshape(b, k)
+        online = np.where(mask, self.online.predict(flat).reshape(b, k) + bases, -np.inf)
+        target = self.target.predict(flat).reshape(b, k) + bases
         best = np.argmax(online, axis=1)
         return np.where(mask.any(axis=1), target[np.arange(b), best], 0.0)
 

@@ -18,19 +18,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from adaptive_spider.features import FEATURE_NAMES, N_FEATURES
-from adaptive_spider.frontier.base import Choice, Strategy, link_prior
+from adaptive_spider.features import N_FEATURES
+from adaptive_spider.frontier.base import Choice, Strategy
 from adaptive_spider.frontier.qnet import DoubleDQN
 from adaptive_spider.frontier.tree import LeafPartition
-
-
-_ANCHOR = FEATURE_NAMES.index("anchor_similarity")
-_PARENT = FEATURE_NAMES.index("parent_score")
-
-
-def prior_of_features(X: np.ndarray) -> np.ndarray:
-    """The learning-free link prior, read off feature vectors: the Q-network's baseline."""
-    return link_prior(X[:, _ANCHOR], X[:, _PARENT])
 
 
 class BestLeafPool:
@@ -98,7 +89,6 @@ class Tres(Strategy):
             batch_size=config.qnet_batch_size,
             replay_size=config.qnet_replay_size,
             target_update=config.qnet_target_update,
-            baseline=prior_of_features,
             random_state=config.seed,
         )
         self.pool_class = BestLeafPool if config.tree_leaf_sampling == "best" else UniformLeafPool
@@ -152,16 +142,18 @@ class Tres(Strategy):
             leaves.extend([leaf] * len(taken))
         if not candidates:
             return []
+        ids = np.array(candidates, dtype=np.int64)
+        priors = self.frontier.store.prior[ids]
         if self.warming_up:
             scores = self.rng.random(len(candidates))
         else:
-            scores = self.agent.predict(self.frontier.features(np.array(candidates, dtype=np.int64)))
+            scores = self.agent.predict(self.frontier.features(ids), priors)
         picked = self._pick(scores, n)
         picked_set = set(picked)
         for index, entry in enumerate(candidates):
             if index not in picked_set:
                 pools[leaves[index]].put(entry)
-        return [Choice(candidates[i], score=float(scores[i]), leaf=leaves[i]) for i in picked]
+        return [Choice(candidates[i], score=float(scores[i]), leaf=leaves[i], prior=float(priors[i])) for i in picked]
 
     def _pick(self, scores: np.ndarray, n: int) -> list[int]:
         """Best ``n`` candidate indexes, each replaced by a random one with probability epsilon."""
@@ -181,8 +173,8 @@ class Tres(Strategy):
         return picked
 
     # -- learning -------------------------------------------------------------------
-    def observe(self, x, reward, page_key, leaf=-1):
-        self.agent.remember(x, reward, page_key)
+    def observe(self, x, reward, page_key, leaf=-1, prior=0.0):
+        self.agent.remember(x, prior, reward, page_key)
         self.n_observed += 1
         for _ in range(self.config.qnet_updates_per_page):
             self.agent.train_step(self.frontier.next_actions)
