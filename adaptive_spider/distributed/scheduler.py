@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import secrets
 import socket
 import time
 
@@ -87,7 +88,9 @@ def shared_priority(strategy, X: np.ndarray, tiers: np.ndarray, rng: np.random.G
 
 
 def worker_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+    # Host and pid say where a worker runs; the suffix keeps ids apart where
+    # hosts share a name and pids repeat (containers).
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
 class DistributedScheduler(AdaptiveScheduler):
@@ -244,20 +247,22 @@ class DistributedScheduler(AdaptiveScheduler):
 
     def _queue_shared(self, entries: list[tuple]) -> None:
         """Queue ``(request, static, domain id, parent, prior)`` entries in Redis; an
-        entry that cannot be serialized stays in the local frontier."""
+        entry that cannot be serialized stays in the local frontier, and so do all
+        of them when Redis fails."""
         static = np.array([entry[1] for entry in entries], dtype=np.float32)
         domain_ids = np.array([entry[2] for entry in entries], dtype=np.int64)
         parents = np.array([entry[3] for entry in entries], dtype=np.int64)
         X = F.assemble(static, self.state.domains.features(domain_ids), self.state.pages.sibling_scores(parents))
         tiers = np.array([entry[0].priority for entry in entries], dtype=np.float64)
         scores = shared_priority(self.frontier.strategy, X, tiers, self.rng)
-        payloads, kept_scores = [], []
-        for (request, entry_static, domain_id, parent, prior), score in zip(entries, scores):
-            data = self._serialize(request)
+        shared, payloads, shared_scores = [], [], []
+        for entry, score in zip(entries, scores):
+            data = self._serialize(entry[0])
             if data is None:
-                self.frontier.add(request, entry_static, domain_id, parent, prior)
+                self.frontier.add(*entry)
                 self._inc("distributed/kept_local")
                 continue
+            request, entry_static, domain_id, parent, prior = entry
             payload = {
                 "request": data,
                 "static": [float(v) for v in entry_static],
@@ -266,9 +271,15 @@ class DistributedScheduler(AdaptiveScheduler):
                 "prior": float(prior),
                 "worker": self.worker,
             }
+            shared.append(entry)
             payloads.append(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
-            kept_scores.append(score)
-        self.queue.push(payloads, kept_scores)
+            shared_scores.append(score)
+        try:
+            self.queue.push(payloads, shared_scores)
+        except RedisError:
+            for entry in shared:  # not lost: this worker fetches them itself
+                self.frontier.add(*entry)
+            raise
         self._inc("distributed/published", len(payloads))
 
     # -- release: from the shared queue ---------------------------------------------------------
@@ -374,10 +385,14 @@ class DistributedScheduler(AdaptiveScheduler):
     def _spider_idle(self, spider) -> None:
         if self.stopping:
             return
-        self.registry.mark_idle()
-        stop = self.registry.stop_record()
-        if stop is None and self.registry.crawl_done():
-            stop = self._record_stop("finished")
+        try:
+            self.registry.mark_idle()
+            stop = self.registry.stop_record()
+            if stop is None and self.registry.crawl_done():
+                stop = self._record_stop("finished")
+        except RedisError as exc:
+            logger.error("Redis failed; this worker cannot tell whether the crawl is done: %s", exc, extra={"spider": self.spider})
+            stop = {"reason": "redis_unavailable", "worker": self.worker}
         if stop is not None:
             self.stopping = True
             raise CloseSpider(stop["reason"])
@@ -403,7 +418,8 @@ class DistributedScheduler(AdaptiveScheduler):
         self.stopping = True
         if stop["worker"] != self.worker:
             logger.info("Worker %s stopped the crawl (%s); stopping too", stop["worker"], stop["reason"], extra={"spider": self.spider})
-        deferred_from_coro(self.crawler.engine.close_spider_async(reason=stop["reason"]))
+        closing = deferred_from_coro(self.crawler.engine.close_spider_async(reason=stop["reason"]))
+        closing.addErrback(lambda failure: logger.debug("Closing after the crawl's stop: %s", failure.value))
 
     def _delete_keys(self) -> None:
         keys = list(self.server.scan_iter(match=self.keys.pattern(), count=1000))

@@ -12,13 +12,16 @@ import threading
 import numpy as np
 import pytest
 import redis
+from scrapy import Request
 from scrapy.settings import Settings
+from scrapy.utils.test import get_crawler
 
 from adaptive_spider.config import ConfigError
 from adaptive_spider.demo.site import QUERY, DemoSite, serve
 from adaptive_spider.distributed.coordination import WorkerRegistry
 from adaptive_spider.distributed.localredis import free_port
 from adaptive_spider.distributed.queue import CrawlKeys, SharedQueue
+from adaptive_spider.distributed.scheduler import DistributedScheduler
 from adaptive_spider.distributed.sync import DomainProfileSync, ModelSync, TermStatisticsSync
 from adaptive_spider.domains import DomainProfiles
 from adaptive_spider.frontier.qnet import QNetwork
@@ -238,3 +241,31 @@ async def test_an_unreachable_redis_closes_the_crawl_with_its_reason(small_site)
     result = await run_crawl(FocusedSpider, settings, query=QUERY, start_urls=url)
     assert result.stats["finish_reason"] == "redis_unavailable"
     assert result.fetched == []
+
+
+def open_worker(redis_url: str, url: str) -> DistributedScheduler:
+    crawler = get_crawler(FocusedSpider, {"REDIS_URL": redis_url, "ADAPTIVE_QUERY": QUERY, "ADAPTIVE_DISTRIBUTED_BATCH": 4})
+    scheduler = DistributedScheduler.from_crawler(crawler)
+    scheduler.open(FocusedSpider.from_crawler(crawler, start_urls=url))
+    return scheduler
+
+
+@crawl_test
+async def test_a_worker_that_leaves_gives_back_what_it_held_and_a_stop_ends_the_crawl(redis_server):
+    url = "http://127.0.0.1:9/"
+    leaving = open_worker(redis_server.url, url)
+    for path in range(20):
+        assert leaving.enqueue_request(Request(f"{url}astronomy/{path}.html", meta={"link_text": "telescope"}))
+    assert not leaving.enqueue_request(Request(f"{url}astronomy/3.html"))  # the shared filter
+    released = leaving.next_request()
+    queue = SharedQueue(redis.Redis.from_url(redis_server.url), leaving.keys, "test")
+    assert len(queue) == 16  # the worker holds a batch of 4
+    leaving.close("shutdown")  # Ctrl-C: this worker goes, the crawl goes on
+    assert len(queue) == 19 and leaving.registry.stop_record() is None
+    staying = open_worker(redis_server.url, url)
+    urls = {request.url for request in iter(staying.next_request, None)}
+    assert len(urls) == 19 and released.url not in urls
+    staying.close("closespider_pagecount")  # any other reason stops the whole crawl
+    assert staying.stats.get_value("adaptive/distributed/stop_recorded") == "closespider_pagecount"
+    # The last worker out of a stopped crawl deletes it (no SCHEDULER_PERSIST).
+    assert queue.server.keys(f"{staying.keys.prefix}:*") == []
