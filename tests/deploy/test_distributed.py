@@ -4,6 +4,7 @@ real redis-server on 127.0.0.1, and real ``scrapy crawl`` worker processes."""
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from scrapy.utils.test import get_crawler
 from adaptive_spider.config import ConfigError
 from adaptive_spider.demo.site import QUERY, DemoSite, serve
 from adaptive_spider.distributed.coordination import WorkerRegistry
-from adaptive_spider.distributed.localredis import free_port
+from adaptive_spider.distributed.localredis import LocalRedis, free_port
 from adaptive_spider.distributed.queue import CrawlKeys, SharedQueue
 from adaptive_spider.distributed.scheduler import DistributedScheduler
 from adaptive_spider.distributed.sync import DomainProfileSync, ModelSync, TermStatisticsSync
@@ -165,29 +166,47 @@ def test_workers_average_their_models_weighted_by_experience(connection):
 
 
 # -- real crawls -----------------------------------------------------------------------------
-@pytest.fixture
-def logged_site():
-    """A demo site (386 pages, 60 relevant) with a log of every request it answers, in arrival order."""
-    site, log = DemoSite(seed=0, hubs_per_topic=3, articles_per_hub=20), []
-    server, url = serve(site, request_log=log)
-    yield site, url, log
-    server.shutdown()
+#: Two crawls of two workers each, run at the same time: to the end (keys kept to
+#: read the stop record), and to a crawl-wide budget (keys deleted by the last worker).
+SCENARIOS = {
+    "to_the_end": ("-s", "SCHEDULER_PERSIST=True"),
+    "budget": ("-s", "ADAPTIVE_DISTRIBUTED_MAX_PAGES=150"),
+}
 
 
-def run_workers(n, url, redis_url, tmp_path, *settings):
-    processes, outputs = [], []
+def start_workers(n, url, redis_url, directory, *settings) -> list:
+    workers = []
     for index in range(n):
-        out, log = tmp_path / f"worker{index}.jsonl", tmp_path / f"worker{index}.log"
+        out, log = directory / f"worker{index}.jsonl", directory / f"worker{index}.log"
         command = [
             sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"query={QUERY}", "-a", f"start_urls={url}",
             "-s", f"REDIS_URL={redis_url}", "-s", "ROBOTSTXT_OBEY=False", "-s", "LOG_LEVEL=INFO", "-s", f"LOG_FILE={log}",
             "-O", str(out), *settings,
         ]  # fmt: skip
-        processes.append(subprocess.Popen(command, cwd=PROJECT, env=clean_env(SCRAPY_PROJECT="distributed")))
-        outputs.append((out, log))
-    codes = [process.wait(timeout=120) for process in processes]
-    assert codes == [0] * n, [log.read_text()[-2000:] for _, log in outputs]
-    return [(read_jsonl(out), log.read_text(encoding="utf-8")) for out, log in outputs]
+        workers.append((subprocess.Popen(command, cwd=PROJECT, env=clean_env(SCRAPY_PROJECT="distributed")), out, log))
+    return workers
+
+
+def wait_workers(workers) -> list[tuple[list, str]]:
+    codes = [process.wait(timeout=120) for process, _, _ in workers]
+    assert codes == [0] * len(workers), [log.read_text()[-2000:] for _, _, log in workers]
+    return [(read_jsonl(out), log.read_text(encoding="utf-8")) for _, out, log in workers]
+
+
+@pytest.fixture(scope="module")
+def shared_crawls(tmp_path_factory):
+    """scenario -> (site, requests the site answered in order, [(items, log)] per worker, Redis URL)."""
+    with contextlib.ExitStack() as stack:
+        running = {}
+        for name, settings in SCENARIOS.items():
+            # A demo site (386 pages, 60 relevant) logging every request it answers.
+            site, served = DemoSite(seed=0, hubs_per_topic=3, articles_per_hub=20), []
+            server, url = serve(site, request_log=served)
+            stack.callback(server.shutdown)
+            redis_server = stack.enter_context(LocalRedis())
+            workers = start_workers(2, url, redis_server.url, tmp_path_factory.mktemp(name), *settings)
+            running[name] = (site, served, workers, redis_server.url)
+        yield {name: (site, served, wait_workers(workers), url) for name, (site, served, workers, url) in running.items()}
 
 
 def fetches_to_reach(paths, relevant, share):
@@ -199,9 +218,8 @@ def fetches_to_reach(paths, relevant, share):
     return None
 
 
-def test_two_workers_share_one_crawl_to_its_end(logged_site, redis_server, tmp_path):
-    site, url, served = logged_site
-    workers = run_workers(2, url, redis_server.url, tmp_path, "-s", "SCHEDULER_PERSIST=True")
+def test_two_workers_share_one_crawl_to_its_end(shared_crawls):
+    site, served, workers, redis_url = shared_crawls["to_the_end"]
     counts = collections.Counter(served)
     assert [path for path, n in counts.items() if n > 1] == []  # no URL fetched twice
     assert set(counts) == set(site.pages)  # ... and the whole site fetched
@@ -213,22 +231,19 @@ def test_two_workers_share_one_crawl_to_its_end(logged_site, redis_server, tmp_p
     # Stopped once: one worker recorded why, both finished.
     assert sum("Recorded the crawl's stop: finished" in log for _, log in workers) == 1
     assert all("'finish_reason': 'finished'" in log for _, log in workers)
-    record = json.loads(redis.Redis.from_url(redis_server.url).get("adaptive:focused:stop"))
+    record = json.loads(redis.Redis.from_url(redis_url).get("adaptive:focused:stop"))
     assert record["reason"] == "finished"
 
 
-def test_a_crawl_wide_budget_stops_every_worker(logged_site, redis_server, tmp_path):
-    site, url, served = logged_site
-    budget = 150
-    workers = run_workers(2, url, redis_server.url, tmp_path, "-s", f"ADAPTIVE_DISTRIBUTED_MAX_PAGES={budget}")
-    counts = collections.Counter(served)
-    assert max(counts.values()) == 1
+def test_a_crawl_wide_budget_stops_every_worker(shared_crawls):
+    _, served, workers, redis_url = shared_crawls["budget"]
+    assert max(collections.Counter(served).values()) == 1
     # Requests already on their way when the budget is reached still complete.
-    assert budget <= len(served) <= budget + 2 * 16
+    assert 150 <= len(served) <= 150 + 2 * 16
     assert sum("Recorded the crawl's stop: closespider_pagecount" in log for _, log in workers) == 1
     assert all("'finish_reason': 'closespider_pagecount'" in log for _, log in workers)
     # Without SCHEDULER_PERSIST, the last worker out deleted the crawl's keys.
-    assert redis.Redis.from_url(redis_server.url).keys("adaptive:focused:*") == []
+    assert redis.Redis.from_url(redis_url).keys("adaptive:focused:*") == []
 
 
 @crawl_test
