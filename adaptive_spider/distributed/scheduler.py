@@ -54,7 +54,7 @@ except ImportError:  # the optional "distributed" extra is not installed
 logger = logging.getLogger(__name__)
 
 #: Close reasons that take one worker out of the crawl without stopping the others.
-WORKER_ONLY_REASONS = frozenset({"shutdown"})
+WORKER_ONLY_REASONS = frozenset({"shutdown", "redis_unavailable"})
 #: Outgoing requests are scored and sent to Redis in batches of at most this many.
 OUTBOX_SIZE = 256
 #: An explicit Request.priority is a tier above any learned value.
@@ -113,6 +113,7 @@ class DistributedScheduler(AdaptiveScheduler):
         self.seen_here: set[str] = set()
         self.rng = np.random.default_rng(self.config.seed)
         self.loop = create_looping_call(self._tick)
+        self.joined = False
         self.starving = False
         self.stopping = False
         self.last_sync = 0.0
@@ -155,6 +156,7 @@ class DistributedScheduler(AdaptiveScheduler):
                 )
                 raise CloseSpider(stop["reason"])
             self.registry.join(self.config.query)
+            self.joined = True
         except RedisError as exc:
             logger.error("Cannot use Redis for the distributed crawl: %s", exc, extra={"spider": spider})
             raise CloseSpider("redis_unavailable") from None
@@ -179,6 +181,8 @@ class DistributedScheduler(AdaptiveScheduler):
     def close(self, reason: str):
         if self.loop.running:
             self.loop.stop()
+        if not self.joined:  # refused at open: nothing of the crawl to record or give back
+            return None
         try:
             stop = self.registry.stop_record()
             if stop is None and reason not in WORKER_ONLY_REASONS:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import redis
 from scrapy import Request
+from scrapy.exceptions import CloseSpider
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
@@ -258,17 +259,21 @@ async def test_an_unreachable_redis_closes_the_crawl_with_its_reason(small_site)
     assert result.fetched == []
 
 
-def open_worker(redis_url: str, url: str) -> DistributedScheduler:
-    crawler = get_crawler(FocusedSpider, {"REDIS_URL": redis_url, "ADAPTIVE_QUERY": QUERY, "ADAPTIVE_DISTRIBUTED_BATCH": 4})
-    scheduler = DistributedScheduler.from_crawler(crawler)
-    scheduler.open(FocusedSpider.from_crawler(crawler, start_urls=url))
+def worker(redis_url: str, query: str = QUERY) -> tuple[DistributedScheduler, FocusedSpider]:
+    crawler = get_crawler(FocusedSpider, {"REDIS_URL": redis_url, "ADAPTIVE_QUERY": query, "ADAPTIVE_DISTRIBUTED_BATCH": 4})
+    return DistributedScheduler.from_crawler(crawler), FocusedSpider.from_crawler(crawler, start_urls="http://127.0.0.1:9/")
+
+
+def open_worker(redis_url: str) -> DistributedScheduler:
+    scheduler, spider = worker(redis_url)
+    scheduler.open(spider)
     return scheduler
 
 
 @crawl_test
 async def test_a_worker_that_leaves_gives_back_what_it_held_and_a_stop_ends_the_crawl(redis_server):
     url = "http://127.0.0.1:9/"
-    leaving = open_worker(redis_server.url, url)
+    leaving = open_worker(redis_server.url)
     for path in range(20):
         assert leaving.enqueue_request(Request(f"{url}astronomy/{path}.html", meta={"link_text": "telescope"}))
     assert not leaving.enqueue_request(Request(f"{url}astronomy/3.html"))  # the shared filter
@@ -277,7 +282,13 @@ async def test_a_worker_that_leaves_gives_back_what_it_held_and_a_stop_ends_the_
     assert len(queue) == 16  # the worker holds a batch of 4
     leaving.close("shutdown")  # Ctrl-C: this worker goes, the crawl goes on
     assert len(queue) == 19 and leaving.registry.stop_record() is None
-    staying = open_worker(redis_server.url, url)
+    intruder, spider = worker(redis_server.url, query="cooking recipes")
+    with pytest.raises(CloseSpider) as refused:
+        intruder.open(spider)
+    assert refused.value.reason == "bad_configuration"
+    intruder.close("bad_configuration")  # refused, it stops nothing
+    assert len(queue) == 19 and leaving.registry.stop_record() is None
+    staying = open_worker(redis_server.url)
     urls = {request.url for request in iter(staying.next_request, None)}
     assert len(urls) == 19 and released.url not in urls
     staying.close("closespider_pagecount")  # any other reason stops the whole crawl
