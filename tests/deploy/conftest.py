@@ -190,7 +190,10 @@ def scrapyd(scrapyd_env, tmp_path_factory):
     port = free_port()
     (home / "scrapyd.conf").write_text(SCRAPYD_CONF.format(port=port), encoding="utf-8")
     with open(home / "scrapyd.out", "wb") as output:
-        process = subprocess.Popen([scrapyd_env / "bin" / "scrapyd"], cwd=home, stdout=output, stderr=subprocess.STDOUT, env=clean_env())
+        # Unbuffered: the tests read jobs' stderr lines from scrapyd's own log.
+        process = subprocess.Popen(
+            [scrapyd_env / "bin" / "scrapyd"], cwd=home, stdout=output, stderr=subprocess.STDOUT, env=clean_env(PYTHONUNBUFFERED="1")
+        )
     server = Scrapyd(f"http://127.0.0.1:{port}/", home, scrapyd_env)
     deadline = time.monotonic() + 30
     while True:

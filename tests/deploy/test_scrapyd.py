@@ -9,6 +9,7 @@ import hashlib
 import json
 import re
 import subprocess
+import time
 import zipfile
 
 from adaptive_spider.demo.site import QUERY
@@ -127,7 +128,7 @@ def test_a_scrapyd_job_runs_a_focused_crawl(project_copy, scrapyd, small_site, f
     log = scrapyd.get(job["log_url"].lstrip("/")).decode()
     assert "AdaptiveScheduler: strategy tres" in log
     assert "'finish_reason': 'closespider_pagecount'" in log
-    assert BUDGET <= len(items) <= BUDGET + 20
+    assert BUDGET <= len(items) <= BUDGET + 2 * 16  # pages on their way at the budget still arrive
     assert set(items[0]) == set(PageItem.fields)
     reached = {item["url"] for item in items} & relevant_urls(site, url)
     # The whole relevant region, within a budget of 40% of the site: the same pages
@@ -135,11 +136,17 @@ def test_a_scrapyd_job_runs_a_focused_crawl(project_copy, scrapyd, small_site, f
     assert reached == focused_reference == relevant_urls(site, url)
 
 
-def job_stderr(scrapyd, job_id: str) -> list[str]:
-    """What a job's process wrote to stderr, as scrapyd logged it."""
-    output = (scrapyd.home / "scrapyd.out").read_text(errors="replace")
-    pid = re.search(rf"Process started: .*job='{job_id}' pid=(\d+)", output).group(1)
-    return [line for line in output.splitlines() if f"[Launcher,{pid}/stderr]" in line]
+def job_output(scrapyd, job_id: str, timeout: float = 15) -> str:
+    """scrapyd's log from a job's start to its end: what the job's process wrote
+    to stderr (scrapyd logs it in chunks; a chunk's later lines have no prefix)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        output = (scrapyd.home / "scrapyd.out").read_text(errors="replace")
+        start = output.find(f"Process started: project='adaptive_spider' spider='focused' job='{job_id}'")
+        end = re.search(rf"Process (?:finished|died): [^\n]*job='{job_id}'", output)
+        if end or time.monotonic() > deadline:
+            return output[start : end.start() if end else len(output)]
+        time.sleep(0.2)
 
 
 def test_a_job_without_a_query_fails_with_a_one_line_reason(project_copy, scrapyd, small_site):
@@ -149,6 +156,6 @@ def test_a_job_without_a_query_fails_with_a_one_line_reason(project_copy, scrapy
         subprocess.run([scrapyd.venv / "bin" / "scrapyd-deploy", "test"], cwd=project_copy, check=True, capture_output=True, env=clean_env())
     scheduled = scrapyd.post("schedule.json", [("project", "adaptive_spider"), ("spider", "focused"), ("start_urls", url)])
     scrapyd.wait_for_job("adaptive_spider", scheduled["jobid"])
-    errors = job_stderr(scrapyd, scheduled["jobid"])
-    assert any(line.endswith('error: query: missing or empty; run with -a query="what to crawl for"') for line in errors), errors
-    assert not any("Traceback" in line for line in errors)
+    output = job_output(scrapyd, scheduled["jobid"])
+    assert 'error: query: missing or empty; run with -a query="what to crawl for"' in output, output
+    assert "Traceback" not in output
