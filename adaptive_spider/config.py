@@ -159,6 +159,12 @@ class AdaptiveConfig:
     cold_start_pages: int
     hold_below: float
     hold_in_flight: int
+    distributed_key: str
+    distributed_batch: int
+    distributed_sync_interval: float
+    distributed_poll_interval: float
+    distributed_max_pages: int
+    distributed_worker_timeout: float
 
     @classmethod
     def from_settings(cls, settings: Any = None, **overrides: Any) -> AdaptiveConfig:
@@ -255,6 +261,7 @@ def _read(settings) -> dict[str, Any]:
         "cold_start_pages": n(settings, "ADAPTIVE_COLD_START_PAGES", int, 0),
         "hold_below": n(settings, "ADAPTIVE_HOLD_BELOW", float, 0.0, 1.0),
         "hold_in_flight": n(settings, "ADAPTIVE_HOLD_IN_FLIGHT", int, 1),
+        **_distributed(settings),
     }
 
 
@@ -280,3 +287,23 @@ def _bool(settings, name) -> bool:
             return False
         raise ConfigError(f"{name}: expected true or false, got {raw!r}")
     return bool(raw)
+
+
+def _distributed(settings) -> dict[str, Any]:
+    """The distributed crawl's settings (adaptive_spider.distributed)."""
+    key = str(_get(settings, "ADAPTIVE_DISTRIBUTED_KEY") or "").strip()
+    try:
+        key % {"spider": "spider"}
+    except (KeyError, ValueError, TypeError):
+        raise ConfigError(f"ADAPTIVE_DISTRIBUTED_KEY: only %(spider)s may be substituted, got {key!r}") from None
+    if not key:
+        raise ConfigError("ADAPTIVE_DISTRIBUTED_KEY: must not be empty")
+    n = _number
+    return {
+        "distributed_key": key,
+        "distributed_batch": n(settings, "ADAPTIVE_DISTRIBUTED_BATCH", int, 1, 10000),
+        "distributed_sync_interval": n(settings, "ADAPTIVE_DISTRIBUTED_SYNC_INTERVAL", float, 0.0, low_open=True),
+        "distributed_poll_interval": n(settings, "ADAPTIVE_DISTRIBUTED_POLL_INTERVAL", float, 0.0, 60.0, low_open=True),
+        "distributed_max_pages": n(settings, "ADAPTIVE_DISTRIBUTED_MAX_PAGES", int, 0),
+        "distributed_worker_timeout": n(settings, "ADAPTIVE_DISTRIBUTED_WORKER_TIMEOUT", float, 0.0, low_open=True),
+    }

@@ -99,3 +99,19 @@ ADAPTIVE_RELEVANT_THRESHOLD = 0.5
 # --- explanations -----------------------------------------------------------------
 #: Log every released request with its leaf, Q-value and features at DEBUG.
 ADAPTIVE_LOG_DECISIONS = True
+
+# --- distributed crawl: several workers, one frontier in Redis ---------------------
+# (adaptive_spider.distributed; Redis connection through scrapy-redis' REDIS_URL,
+# REDIS_HOST, REDIS_PORT, REDIS_PARAMS; SCHEDULER_PERSIST keeps the crawl's keys.)
+#: Prefix of the crawl's Redis keys, the same on every worker of one crawl.
+ADAPTIVE_DISTRIBUTED_KEY = "adaptive:%(spider)s"
+#: Requests a worker takes from the shared frontier at a time; its strategy orders them.
+ADAPTIVE_DISTRIBUTED_BATCH = 8
+#: Seconds between synchronisations of domain profiles, term statistics and the model.
+ADAPTIVE_DISTRIBUTED_SYNC_INTERVAL = 1.0
+#: Seconds between a waiting worker's looks for work and for the crawl's stop.
+ADAPTIVE_DISTRIBUTED_POLL_INTERVAL = 0.2
+#: Pages fetched by all workers together after which the crawl stops (0: no crawl-wide budget).
+ADAPTIVE_DISTRIBUTED_MAX_PAGES = 0
+#: A worker silent for this many seconds counts as gone: the others stop waiting for it.
+ADAPTIVE_DISTRIBUTED_WORKER_TIMEOUT = 30

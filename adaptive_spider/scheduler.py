@@ -107,6 +107,14 @@ class AdaptiveScheduler(BaseScheduler):
         return True
 
     def _add(self, request: Request) -> int:
+        return self.frontier.add(request, *self._link_context(request))
+
+    def _link_context(self, request: Request) -> tuple:
+        """``(static features, domain id, parent page id, link prior)`` of a new request.
+
+        Separate from :meth:`_add` so that a subclass can queue the request
+        elsewhere (the distributed scheduler queues it in Redis).
+        """
         meta = request.meta
         parent = meta.get(PARENT_KEY, -1)
         if not isinstance(parent, int):
@@ -127,7 +135,7 @@ class AdaptiveScheduler(BaseScheduler):
         domain_id = self.state.domains.id_of(domain_of(request.url))
         if parent >= 0:
             self.state.pages.add_child(parent, static, domain_id, prior)
-        return self.frontier.add(request, static, domain_id, parent, prior)
+        return static, domain_id, parent, prior
 
     # -- release -------------------------------------------------------------------------------
     def next_request(self) -> Request | None:

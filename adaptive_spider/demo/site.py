@@ -17,6 +17,7 @@ import argparse
 import html
 import random
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -105,9 +106,17 @@ class DemoSite:
 
 class _Handler(BaseHTTPRequestHandler):
     site: DemoSite
+    #: Seconds each response waits (a slow web, where parallel workers pay off).
+    latency: float = 0.0
+    #: When a list, the path of every request is appended to it (who fetched what, in order).
+    request_log: list | None = None
 
     def do_GET(self):  # noqa: N802 (http.server's naming)
         path = self.path.split("?", 1)[0]
+        if self.request_log is not None:
+            self.request_log.append(path)
+        if self.latency:
+            time.sleep(self.latency)
         page = self.site.pages.get(path)
         if path in self.site.extra:
             self._reply(*self.site.extra[path])
@@ -129,14 +138,22 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-def serve(site: DemoSite, host: str = "127.0.0.1", port: int = 0):
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # Crawlers open many connections at once; the default backlog of 5 drops some
+    # (a dropped SYN costs the client a second).
+    request_queue_size = 128
+
+
+def serve(site: DemoSite, host: str = "127.0.0.1", port: int = 0, *, latency: float = 0.0, request_log: list | None = None):
     """Serve the site in a background thread; returns ``(server, base_url)``.
 
-    Stop it with ``server.shutdown()``.
+    ``latency`` delays every response by that many seconds; ``request_log``, a
+    list, receives the path of every request in arrival order. Stop it with
+    ``server.shutdown()``.
     """
-    handler = type("DemoHandler", (_Handler,), {"site": site})
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
+    handler = type("DemoHandler", (_Handler,), {"site": site, "latency": latency, "request_log": request_log})
+    server = _Server((host, port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://{host}:{server.server_address[1]}/"
 
@@ -146,9 +163,10 @@ def main(argv=None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds each response waits")
     args = parser.parse_args(argv)
     site = DemoSite(seed=args.seed)
-    server, url = serve(site, args.host, args.port)
+    server, url = serve(site, args.host, args.port, latency=args.latency)
     print(f"Demo site: {url} ({len(site.pages)} pages, {len(site.relevant)} relevant); query: {QUERY!r}", flush=True)
     try:
         threading.Event().wait()

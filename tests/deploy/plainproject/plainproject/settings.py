@@ -1,0 +1,8 @@
+"""The project's settings with the focused crawl dropped in: the add-on, and the
+query and its options as ADAPTIVE_* settings. Nothing else changes."""
+
+from plainproject.settings_plain import *  # noqa: F403
+
+ADDONS = {"adaptive_spider.addon.AdaptiveAddon": 0}
+ADAPTIVE_QUERY = "astronomy telescopes planets and galaxies"
+ADAPTIVE_STRATEGY = "tres"
