@@ -18,6 +18,7 @@ from adaptive_spider.spidermiddlewares import RelevanceMiddleware
 from adaptive_spider.canonical import CanonicalUrlMiddleware  # robustness components
 from adaptive_spider.crawldelay import RobotsCrawlDelay
 from adaptive_spider.duplicates import DuplicateContentPipeline
+from adaptive_spider.report import CrawlReport
 from adaptive_spider.traps import TrapGuardMiddleware
 
 SCHEDULER = "adaptive_spider.scheduler.AdaptiveScheduler"
@@ -43,8 +44,9 @@ class AdaptiveAddon:
     def _update_robustness_settings(settings) -> None:
         # Robustness: canonical URLs and trap guards on the spider's links (below the
         # relevance middleware, which reads anchors by the page's own URLs), duplicate
-        # content, robots.txt Crawl-delay.
+        # content, robots.txt Crawl-delay, the crawl report.
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", CanonicalUrlMiddleware, 760)
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", TrapGuardMiddleware, 750)
         settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", DuplicateContentPipeline, 100)
         settings.setdefault_in_component_priority_dict("EXTENSIONS", RobotsCrawlDelay, 0)
+        settings.setdefault_in_component_priority_dict("EXTENSIONS", CrawlReport, 0)
