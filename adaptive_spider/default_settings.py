@@ -104,7 +104,8 @@ ADAPTIVE_TRACKING_PARAMS = [
 ]
 #: Drop links whose path has more segments than this (0: no limit).
 ADAPTIVE_TRAP_MAX_PATH_DEPTH = 12
-#: Drop links whose path repeats one segment more often than this (0: no limit).
+#: Drop links whose path repeats a segment (or a run of them) back to back more often than this
+#: (0: no limit).
 ADAPTIVE_TRAP_MAX_SEGMENT_REPEATS = 2
 #: Most distinct URLs of one calendar-like family (dates at the end of the path or in
 #: the query; 0: no limit).

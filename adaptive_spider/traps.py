@@ -8,12 +8,15 @@ middleware drops links by rules that cost one look at the URL:
 
 - ``unsupported_scheme``: ``javascript:``, ``mailto:``, ``tel:`` ... links;
 - ``path_depth``: more path segments than ``ADAPTIVE_TRAP_MAX_PATH_DEPTH``;
-- ``repeated_segment``: one path segment more often than
-  ``ADAPTIVE_TRAP_MAX_SEGMENT_REPEATS`` (``/a/b/a/b/a/b``);
-- ``calendar``: a *calendar-like family* (a date at the end of the path, as in
-  ``/events/2024/05/``, or a date in the query, as in ``?date=2024-05-01``; the
-  family is the path before the date plus the query's parameter names) already
-  has ``ADAPTIVE_TRAP_CALENDAR_MAX_PAGES`` distinct URLs;
+- ``repeated_segment``: a path segment, or a run of them, repeated back to back
+  more often than ``ADAPTIVE_TRAP_MAX_SEGMENT_REPEATS`` (``/a/b/a/b/a/b``,
+  ``/more/more/more``; a name that merely recurs, as in
+  ``/scrapy/scrapy/tree/master/scrapy``, is not a trap);
+- ``calendar``: a *calendar-like family* (a date of at least year and month at
+  the end of the path, as in ``/events/2024/05/``, or in the query, as in
+  ``?date=2024-05-01``; the family is the path before the date plus the query's
+  parameter names) already has ``ADAPTIVE_TRAP_CALENDAR_MAX_PAGES`` distinct URLs.
+  A lone number that looks like a year (``/issues/2024``) is not a date;
 - ``query_variants``: one path already has ``ADAPTIVE_TRAP_QUERY_MAX_VARIANTS``
   distinct URLs with the same query parameter names and other values;
 - ``url_pattern``: the first regex of ``ADAPTIVE_URL_PATTERN_LIMITS`` that
@@ -28,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import Counter
 from urllib.parse import parse_qsl, urlsplit
 
 from scrapy import Request
@@ -42,8 +44,10 @@ FETCHABLE_SCHEMES = ("http", "https", "file", "data", "s3", "ftp")
 _YEAR = r"(?:19|20)\d\d"
 _MONTH = r"(?:0?[1-9]|1[0-2])"
 _DAY = r"(?:0?[1-9]|[12]\d|3[01])"
-#: A whole date in one token: 2024-05, 2024-05-07, 2024_05_07, 20240507.
-_DATE_TOKEN = re.compile(rf"^{_YEAR}(?:[-_.]?{_MONTH}(?:[-_.]?{_DAY})?)?$")
+#: A year on its own (``/2024/``): a date only when a month follows it.
+_YEAR_TOKEN = re.compile(rf"^{_YEAR}$")
+#: A date of at least year and month in one token: 2024-05, 2024-05-07, 2024_05_07, 20240507.
+_DATE_TOKEN = re.compile(rf"^{_YEAR}(?:[-_.]{_MONTH}(?:[-_.]{_DAY})?|(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))$")
 _MONTH_NAMES = "jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july|august|september|october|november|december"
 _MONTH_OR_DAY = re.compile(rf"^(?:{_DAY}|{_MONTH_NAMES})$")
 _PAGE_SUFFIX = re.compile(r"\.(?:html?|php|aspx?|jsp)$")
@@ -78,9 +82,12 @@ def _date_path_prefix(segments: list[str]) -> list[str] | None:
         if segments[-1] in ("index", "default", ""):
             segments = segments[:-1]
     for start, segment in enumerate(segments):
+        rest = [part.lower() for part in segments[start + 1 :]]
         if _DATE_TOKEN.match(segment):
-            rest = segments[start + 1 :]
-            if len(rest) <= 2 and all(_MONTH_OR_DAY.match(part.lower()) for part in rest):
+            return segments[:start] if not rest else None
+        if _YEAR_TOKEN.match(segment):
+            # a year, then a month (and a day): nothing else may follow
+            if 1 <= len(rest) <= 2 and all(_MONTH_OR_DAY.match(part) for part in rest):
                 return segments[:start]
             return None
     return None
@@ -109,6 +116,8 @@ class TrapGuard:
     def __init__(self, max_path_depth=0, max_segment_repeats=0, calendar_max_pages=0, query_max_variants=0, pattern_limits=None):
         self.max_path_depth = max_path_depth
         self.max_segment_repeats = max_segment_repeats
+        # a run of whole segments, then as many more copies of it back to back
+        self._repeats = re.compile(rf"((?:/[^/]+)+?)\1{{{max_segment_repeats},}}(?:/|$)") if max_segment_repeats else None
         self.calendar_max_pages = calendar_max_pages
         self.query_max_variants = query_max_variants
         self.patterns = [(re.compile(pattern), pattern, limit) for pattern, limit in (pattern_limits or {}).items()]
@@ -135,10 +144,10 @@ class TrapGuard:
         if self.max_path_depth and len(segments) > self.max_path_depth:
             return "path_depth"
         if (
-            self.max_segment_repeats
+            self._repeats is not None
             and len(segments) > self.max_segment_repeats
             and len(set(segments)) < len(segments)
-            and max(Counter(segments).values()) > self.max_segment_repeats
+            and self._repeats.search(parts.path)
         ):
             return "repeated_segment"
         for regex, pattern, limit in self.patterns:

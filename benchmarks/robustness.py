@@ -14,8 +14,11 @@ script serves on 127.0.0.1 (adaptive_spider.demo.traps):
   and the journal off, and with the journal on (default snapshots, and one
   snapshot a second); prints pages/s as a ratio to the run without JOBDIR
   (median of ``--rounds`` runs each, all in this process's session).
+- ``links``: no crawl; every distinct link of the offline web's real pages
+  (benchmarks/webbench, Debian's documentation packages) through the canonical
+  URLs and the trap guards with their defaults: what honest sites lose to them.
 
-    python -m benchmarks.robustness [--parts traps,resume,overhead] [--kills 5] [--rounds 3]
+    python -m benchmarks.robustness [--parts traps,resume,overhead,links] [--kills 5] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from urllib.parse import urljoin
 
 from adaptive_spider.demo.site import QUERY, DemoSite
 from adaptive_spider.demo.traps import TrapSite, serve, trap_of
@@ -152,9 +156,51 @@ def overhead(rounds: int) -> None:
         print(f"{name:<32} {median:7.1f} pages/s   {median / base:5.2f}x")
 
 
+# -- links of honest sites -------------------------------------------------------------------
+def honest_links() -> None:
+    import lxml.html  # noqa: PLC0415 (only this part needs it)
+
+    from adaptive_spider.canonical import UrlCanonicalizer  # noqa: PLC0415
+    from adaptive_spider.config import AdaptiveConfig  # noqa: PLC0415
+    from adaptive_spider.traps import TrapGuard  # noqa: PLC0415
+    from benchmarks.webbench.web import MissingPackagesError, OfflineWeb  # noqa: PLC0415
+
+    try:
+        web = OfflineWeb()
+    except (MissingPackagesError, FileNotFoundError) as error:
+        print(f"\n== links: skipped ({error}) ==")
+        return
+    config = AdaptiveConfig.from_settings({})
+    guard, canonical = TrapGuard.from_config(config), UrlCanonicalizer(config.session_params, config.tracking_params)
+    seen, dropped, examples, pages = set(), Counter(), {}, 0
+    for site in web.sites:
+        root = Path(site.root)
+        for path in sorted(root.rglob("*.htm*")):
+            base = site.base_url.rstrip("/") + "/" + path.relative_to(root).as_posix()
+            pages += 1
+            try:
+                anchors = lxml.html.fromstring(path.read_bytes()).iter("a")
+            except (ValueError, lxml.etree.ParserError):
+                continue
+            for anchor in anchors:
+                href = (anchor.get("href") or "").strip()
+                if not href or href.startswith("#"):
+                    continue
+                url = canonical(urljoin(base, href))
+                if url not in seen:
+                    seen.add(url)
+                    reason = guard.reason_to_drop(url)
+                    if reason:
+                        dropped[reason] += 1
+                        examples.setdefault(reason, url)
+    print(f"\n== links: {len(seen)} distinct links of {pages} pages of the offline web, default guards ==")
+    for reason in ("unsupported_scheme", "path_depth", "repeated_segment", "calendar", "query_variants", "url_pattern"):
+        print(f"{reason:<20} {dropped[reason]:>6}   {examples.get(reason, '')}")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--parts", default="traps,resume,overhead")
+    parser.add_argument("--parts", default="traps,resume,overhead,links")
     parser.add_argument("--budget", type=int, default=500, help="page budget of the trap crawl")
     parser.add_argument("--kills", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
@@ -167,6 +213,8 @@ def main(argv=None) -> None:
         resume(args.kills, args.seed)
     if "overhead" in parts:
         overhead(args.rounds)
+    if "links" in parts:
+        honest_links()
 
 
 if __name__ == "__main__":

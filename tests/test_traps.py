@@ -58,6 +58,8 @@ def test_parameter_lists_are_configurable():
         ("http://h/events?date=2024-05-01", "h/events?date"),
         ("http://h/cal?month=5&year=2024", "h/cal?month&year"),
         ("http://h/news/2024/05/07/a-story.html", None),  # a dated article, not a calendar
+        ("http://h/issues/2024", None),  # a number that looks like a year
+        ("http://h/item?id=2024", None),
         ("http://h/list?start=20", None),
         ("http://h/docs/3.12/library/", None),
     ],
@@ -67,13 +69,15 @@ def test_calendar_families(url, family):
 
 
 def test_guard_rules_and_family_limits():
-    guard = TrapGuard(max_path_depth=4, max_segment_repeats=2, calendar_max_pages=2, query_max_variants=3,
+    guard = TrapGuard(max_path_depth=6, max_segment_repeats=2, calendar_max_pages=2, query_max_variants=3,
                       pattern_limits={r"/tag/": 1, r"/print/": 0})
     assert guard.reason_to_drop("javascript:void(0)") == "unsupported_scheme"
     assert guard.reason_to_drop("tel:+15550100") == "unsupported_scheme"
-    assert guard.reason_to_drop("http://h/a/b/c/d/e") == "path_depth"
-    assert guard.reason_to_drop("http://h/a/b/a/a") == "repeated_segment"
-    assert guard.reason_to_drop("http://h/a/b/a/c") is None
+    assert guard.reason_to_drop("http://h/a/b/c/d/e/f/g") == "path_depth"
+    assert guard.reason_to_drop("http://h/a/b/a/b/a/b") == "repeated_segment"
+    assert guard.reason_to_drop("http://h/x/more/more/more/") == "repeated_segment"
+    assert guard.reason_to_drop("http://h/x/more/more/") is None
+    assert guard.reason_to_drop("http://h/scrapy/scrapy/tree/scrapy") is None  # recurs, but not back to back
     assert guard.reason_to_drop("http://h/print/x") == "url_pattern"
     assert [guard.reason_to_drop(f"http://h/tag/{t}") for t in "ab"] == [None, "url_pattern"]
     months = [guard.reason_to_drop(f"http://h/cal/2024/{m:02d}/") for m in (1, 2, 3, 1)]
