@@ -49,12 +49,16 @@ class UrlCanonicalizer:
     def __init__(self, session_params=(), tracking_params=()):
         self.session = _names_regex(tuple(session_params))
         self.removable = _names_regex((*session_params, *tracking_params))
+        # The literal start of every name: a query without any of them needs no parsing.
+        self._hints = tuple({pattern.split("*", 1)[0] for pattern in (*session_params, *tracking_params)})
 
     def __call__(self, url: str) -> str:
         return self.canonicalize(url)[0]
 
     def canonicalize(self, url: str) -> tuple[str, int]:
         """The canonical URL and how many parameters were removed."""
+        if "#" not in url and ";" not in url and not self._may_have_params(url):
+            return url, 0  # most links: nothing to remove, no parsing
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https"):
             return url, 0
@@ -70,6 +74,10 @@ class UrlCanonicalizer:
         else:
             url = url.split("#", 1)[0]
         return url, path_removed + len(removed_names)
+
+    def _may_have_params(self, url: str) -> bool:
+        query = url.partition("?")[2].lower()
+        return bool(query) and (not all(self._hints) or any(hint in query for hint in self._hints))
 
     def _removable_query_names(self, query: str) -> list[str]:
         if not query or self.removable is None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import NamedTuple
 from urllib.parse import parse_qsl, urlsplit
 
 from scrapy import Request
@@ -56,22 +57,43 @@ _CALENDAR_PARAM_NAMES = frozenset({"date", "day", "month", "year", "week", "cal"
 _MAYBE_CALENDAR = re.compile(r"(?:19|20)\d\d|(?:date|day|month|year|week|cal)\w*=", re.IGNORECASE)
 
 
+class UrlParts(NamedTuple):
+    scheme: str
+    netloc: str
+    path: str
+    query: str
+
+
+def split_url(url: str) -> UrlParts:
+    """Scheme, host, path and query of an absolute URL, without ``urlsplit``'s
+    general-purpose checks (the guard reads every link; links are already absolute)."""
+    scheme, _, rest = url.partition("://")
+    if not rest:
+        parts = urlsplit(url)
+        return UrlParts(parts.scheme, parts.netloc, parts.path, parts.query)
+    rest = rest.partition("#")[0]
+    rest, _, query = rest.partition("?")
+    netloc, slash, path = rest.partition("/")
+    return UrlParts(scheme.lower(), netloc, slash + path, query)
+
+
 def path_segments(path: str) -> list[str]:
     return [segment for segment in path.split("/") if segment]
 
 
 def calendar_family(url: str, parts=None) -> str | None:
     """The family of a calendar-like URL (None when the URL is not calendar-like)."""
-    parts = parts or urlsplit(url)
+    parts = parts or split_url(url)
     if not _MAYBE_CALENDAR.search(url, len(parts.scheme) + 3 + len(parts.netloc)):
         return None
-    names = sorted({name for name, _ in parse_qsl(parts.query, keep_blank_values=True)})
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    names = query_names(parts.query)
     prefix = _date_path_prefix(path_segments(parts.path))
     if prefix is not None:
-        return f"{parts.netloc}/{'/'.join(prefix)}/<date>?{'&'.join(names)}"
-    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        return f"{parts.netloc}/{'/'.join(prefix)}/<date>?{names}"
+    for name, value in pairs:
         if _DATE_TOKEN.match(value) or (name.lower() in _CALENDAR_PARAM_NAMES and value.isdigit()):
-            return f"{parts.netloc}{parts.path}?{'&'.join(names)}"
+            return f"{parts.netloc}{parts.path}?{names}"
     return None
 
 
@@ -95,11 +117,15 @@ def _date_path_prefix(segments: list[str]) -> list[str] | None:
 
 def query_family(url: str, parts=None) -> str | None:
     """Path plus sorted query parameter names (None for a URL without a query)."""
-    parts = parts or urlsplit(url)
+    parts = parts or split_url(url)
     if not parts.query:
         return None
-    names = sorted({name for name, _ in parse_qsl(parts.query, keep_blank_values=True)})
-    return f"{parts.netloc}{parts.path}?{'&'.join(names)}"
+    return f"{parts.netloc}{parts.path}?{query_names(parts.query)}"
+
+
+def query_names(query: str) -> str:
+    """The query's parameter names, sorted and joined with ``&`` (values dropped)."""
+    return "&".join(sorted({pair.partition("=")[0] for pair in query.split("&") if pair}))
 
 
 class TrapGuard:
@@ -116,6 +142,8 @@ class TrapGuard:
     def __init__(self, max_path_depth=0, max_segment_repeats=0, calendar_max_pages=0, query_max_variants=0, pattern_limits=None):
         self.max_path_depth = max_path_depth
         self.max_segment_repeats = max_segment_repeats
+        # The path rules need more segments than the smaller of their limits.
+        self._path_rules_from = min([limit for limit in (max_path_depth, max_segment_repeats) if limit] or [10**9])
         # a run of whole segments, then as many more copies of it back to back
         self._repeats = re.compile(rf"((?:/[^/]+)+?)\1{{{max_segment_repeats},}}(?:/|$)") if max_segment_repeats else None
         self.calendar_max_pages = calendar_max_pages
@@ -137,19 +165,15 @@ class TrapGuard:
 
     def reason_to_drop(self, url: str) -> str | None:
         """The rule that drops ``url`` (None: follow it). Admitted URLs are counted."""
-        parts = urlsplit(url)
-        if parts.scheme.lower() not in FETCHABLE_SCHEMES:
-            return "unsupported_scheme"
-        segments = path_segments(parts.path)
-        if self.max_path_depth and len(segments) > self.max_path_depth:
-            return "path_depth"
-        if (
-            self._repeats is not None
-            and len(segments) > self.max_segment_repeats
-            and len(set(segments)) < len(segments)
-            and self._repeats.search(parts.path)
-        ):
-            return "repeated_segment"
+        if not url.startswith(("http://", "https://")):
+            scheme = url.partition(":")[0].lower()
+            return None if scheme in FETCHABLE_SCHEMES else "unsupported_scheme"
+        parts = split_url(url)
+        path = parts.path
+        if path.count("/") > self._path_rules_from:
+            reason = self._path_reason(path)
+            if reason:
+                return reason
         for regex, pattern, limit in self.patterns:
             if regex.search(url):
                 return None if self._admit(f"pattern {pattern}", url, limit) else "url_pattern"
@@ -161,6 +185,19 @@ class TrapGuard:
             family = query_family(url, parts)
             if family is not None and not self._admit(f"query {family}", url, self.query_max_variants):
                 return "query_variants"
+        return None
+
+    def _path_reason(self, path: str) -> str | None:
+        segments = path_segments(path)
+        if self.max_path_depth and len(segments) > self.max_path_depth:
+            return "path_depth"
+        if (
+            self._repeats is not None
+            and len(segments) > self.max_segment_repeats
+            and len(set(segments)) < len(segments)
+            and self._repeats.search(path)
+        ):
+            return "repeated_segment"
         return None
 
     def _admit(self, family: str, url: str, limit: int) -> bool:

@@ -18,14 +18,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from scrapy import Request, Spider
-from scrapy.dupefilters import RFPDupeFilter
-from scrapy.utils.test import get_crawler
+from scrapy import Request
 
 from adaptive_spider.demo.site import QUERY, DemoSite
 from adaptive_spider.demo.traps import TrapSite, serve
 from adaptive_spider.frontier.journal import FrontierJournal, replay
-from adaptive_spider.scheduler import AdaptiveScheduler, snapshot_items
+from adaptive_spider.scheduler import snapshot_items
+from tests.test_scheduler import make_scheduler as scheduler_on
 
 PROJECT = Path(__file__).resolve().parent.parent
 CONCURRENCY = 4
@@ -101,12 +100,8 @@ def test_sigkill_and_resume_lose_nothing_and_repeat_only_in_flight(tmp_path):
 
 
 def make_scheduler(jobdir, **settings):
-    settings = {"JOBDIR": str(jobdir), "ADAPTIVE_QUERY": "widgets", "DUPEFILTER_CLASS": RFPDupeFilter, **settings}
-    crawler = get_crawler(Spider, settings)
-    crawler.spider = spider = Spider.from_crawler(crawler, name="spider")
-    scheduler = AdaptiveScheduler.from_crawler(crawler)
-    scheduler.open(spider)
-    return scheduler
+    """A tres scheduler on JOBDIR with Scrapy's RFPDupeFilter (its requests.seen file)."""
+    return scheduler_on(jobdir, **{"ADAPTIVE_STRATEGY": "tres", "ADAPTIVE_QUERY": "widgets", **settings})
 
 
 def test_abandoned_scheduler_comes_back_with_queue_model_and_domains(tmp_path):

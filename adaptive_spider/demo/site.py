@@ -134,7 +134,12 @@ def serve(site: DemoSite, host: str = "127.0.0.1", port: int = 0):
 
     Stop it with ``server.shutdown()``.
     """
-    handler = type("DemoHandler", (_Handler,), {"site": site})
+    return start_server(type("DemoHandler", (_Handler,), {"site": site}), host, port)
+
+
+def start_server(handler, host: str = "127.0.0.1", port: int = 0):
+    """Serve an ``http.server`` request handler class in a background thread;
+    returns ``(server, base_url)``."""
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -34,10 +34,10 @@ import html
 import random
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
-from adaptive_spider.demo.site import QUERY, DemoSite
+from adaptive_spider.demo.site import QUERY, DemoSite, start_server
 
 #: Path prefix -> trap name (the first match wins).
 TRAP_PREFIXES = (
@@ -289,11 +289,7 @@ def serve(site: TrapSite, host: str = "127.0.0.1", port: int = 0):
 
     Stop it with ``server.shutdown()``.
     """
-    handler = type("TrapHandler", (_Handler,), {"trap_site": site})
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://{host}:{server.server_address[1]}/"
+    return start_server(type("TrapHandler", (_Handler,), {"trap_site": site}), host, port)
 
 
 def main(argv=None) -> None:
