@@ -196,6 +196,12 @@ def honest_links() -> None:
     print(f"\n== links: {len(seen)} distinct links of {pages} pages of the offline web, default guards ==")
     for reason in ("unsupported_scheme", "path_depth", "repeated_segment", "calendar", "query_variants", "url_pattern"):
         print(f"{reason:<20} {dropped[reason]:>6}   {examples.get(reason, '')}")
+    links = sorted(seen)
+    fresh = TrapGuard.from_config(config)
+    started = time.perf_counter()
+    for url in links:
+        fresh.reason_to_drop(canonical(url))
+    print(f"cost: {1e6 * (time.perf_counter() - started) / len(links):.1f} us per link (canonical URL + guards)")
 
 
 def main(argv=None) -> None:
