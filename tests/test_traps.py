@@ -166,7 +166,7 @@ async def test_without_the_guards_the_traps_eat_the_budget():
     site = TrapSite(hang_seconds=3, crawl_delay=0)
     server, url = serve(site)
     settings = project_settings(
-        CLOSESPIDER_PAGECOUNT=budget, DOWNLOAD_TIMEOUT=1, RETRY_ENABLED=False, ADAPTIVE_CANONICALIZE=False,
+        CLOSESPIDER_PAGECOUNT=budget, DOWNLOAD_TIMEOUT=1, ADAPTIVE_CANONICALIZE=False,
         ADAPTIVE_TRAP_MAX_PATH_DEPTH=0, ADAPTIVE_TRAP_MAX_SEGMENT_REPEATS=0, ADAPTIVE_TRAP_CALENDAR_MAX_PAGES=0,
         ADAPTIVE_TRAP_QUERY_MAX_VARIANTS=0, ADAPTIVE_STRATEGY="bfs",
     )

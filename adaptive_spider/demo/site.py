@@ -137,10 +137,16 @@ def serve(site: DemoSite, host: str = "127.0.0.1", port: int = 0):
     return start_server(type("DemoHandler", (_Handler,), {"site": site}), host, port)
 
 
+class _Server(ThreadingHTTPServer):
+    # A crawler opens many connections at once; http.server's backlog of 5 makes the
+    # kernel reset some of them when the serving thread is slow to accept.
+    request_queue_size = 128
+
+
 def start_server(handler, host: str = "127.0.0.1", port: int = 0):
     """Serve an ``http.server`` request handler class in a background thread;
     returns ``(server, base_url)``."""
-    server = ThreadingHTTPServer((host, port), handler)
+    server = _Server((host, port), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://{host}:{server.server_address[1]}/"
