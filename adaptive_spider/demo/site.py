@@ -161,6 +161,11 @@ def main(argv=None) -> None:
     site = DemoSite(seed=args.seed)
     server, url = serve(site, args.host, args.port)
     print(f"Demo site: {url} ({len(site.pages)} pages, {len(site.relevant)} relevant); query: {QUERY!r}", flush=True)
+    wait_for_interrupt(server)
+
+
+def wait_for_interrupt(server) -> None:
+    """Keep a background server running until Ctrl-C."""
     try:
         threading.Event().wait()
     except KeyboardInterrupt:

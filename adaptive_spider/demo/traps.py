@@ -37,7 +37,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
-from adaptive_spider.demo.site import QUERY, DemoSite, start_server
+from adaptive_spider.demo.site import QUERY, DemoSite, start_server, wait_for_interrupt
 
 #: Path prefix -> trap name (the first match wins).
 TRAP_PREFIXES = (
@@ -300,10 +300,7 @@ def main(argv=None) -> None:
     site = TrapSite()
     server, url = serve(site, args.host, args.port)
     print(f"Trap site: {url}; query: {QUERY!r}", flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        server.shutdown()
+    wait_for_interrupt(server)
 
 
 if __name__ == "__main__":
