@@ -15,6 +15,12 @@ from adaptive_spider.config import AdaptiveConfig, default_values
 from adaptive_spider.downloadermiddlewares import DomainProfileMiddleware
 from adaptive_spider.spidermiddlewares import RelevanceMiddleware
 
+from adaptive_spider.canonical import CanonicalUrlMiddleware  # robustness components
+from adaptive_spider.crawldelay import RobotsCrawlDelay
+from adaptive_spider.duplicates import DuplicateContentPipeline
+from adaptive_spider.report import CrawlReport
+from adaptive_spider.traps import TrapGuardMiddleware
+
 SCHEDULER = "adaptive_spider.scheduler.AdaptiveScheduler"
 
 
@@ -31,4 +37,16 @@ class AdaptiveAddon:
         settings.set("TELNETCONSOLE_ENABLED", False, "addon")
         settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", DomainProfileMiddleware, 950)
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", RelevanceMiddleware, 800)
+        self._update_robustness_settings(settings)
         AdaptiveConfig.from_settings(settings)
+
+    @staticmethod
+    def _update_robustness_settings(settings) -> None:
+        # Robustness: canonical URLs and trap guards on the spider's links (below the
+        # relevance middleware, which reads anchors by the page's own URLs), duplicate
+        # content, robots.txt Crawl-delay, the crawl report.
+        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", CanonicalUrlMiddleware, 760)
+        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", TrapGuardMiddleware, 750)
+        settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", DuplicateContentPipeline, 100)
+        settings.setdefault_in_component_priority_dict("EXTENSIONS", RobotsCrawlDelay, 0)
+        settings.setdefault_in_component_priority_dict("EXTENSIONS", CrawlReport, 0)

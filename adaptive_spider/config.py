@@ -8,6 +8,8 @@ at start instead of half-way through a crawl.
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -166,6 +168,22 @@ class AdaptiveConfig:
     distributed_max_pages: int
     distributed_worker_timeout: float
 
+    # robustness: canonical URLs, trap guards, duplicates, resume, report
+    canonicalize: bool
+    session_params: tuple[str, ...]
+    tracking_params: tuple[str, ...]
+    trap_max_path_depth: int
+    trap_max_segment_repeats: int
+    trap_calendar_max_pages: int
+    trap_query_max_variants: int
+    url_pattern_limits: dict[str, int]
+    drop_duplicates: bool
+    journal: bool
+    journal_snapshot_seconds: float
+    robotstxt_crawl_delay_max: float
+    report: bool
+    report_file: str
+
     @classmethod
     def from_settings(cls, settings: Any = None, **overrides: Any) -> AdaptiveConfig:
         """Read and validate ``ADAPTIVE_*`` from Scrapy settings (or a plain dict)."""
@@ -262,6 +280,22 @@ def _read(settings) -> dict[str, Any]:
         "hold_below": n(settings, "ADAPTIVE_HOLD_BELOW", float, 0.0, 1.0),
         "hold_in_flight": n(settings, "ADAPTIVE_HOLD_IN_FLIGHT", int, 1),
         **_distributed(settings),
+
+        # robustness: canonical URLs, trap guards, duplicates, resume, report
+        "canonicalize": _bool(settings, "ADAPTIVE_CANONICALIZE"),
+        "session_params": _param_names(settings, "ADAPTIVE_SESSION_PARAMS"),
+        "tracking_params": _param_names(settings, "ADAPTIVE_TRACKING_PARAMS"),
+        "trap_max_path_depth": n(settings, "ADAPTIVE_TRAP_MAX_PATH_DEPTH", int, 0),
+        "trap_max_segment_repeats": n(settings, "ADAPTIVE_TRAP_MAX_SEGMENT_REPEATS", int, 0),
+        "trap_calendar_max_pages": n(settings, "ADAPTIVE_TRAP_CALENDAR_MAX_PAGES", int, 0),
+        "trap_query_max_variants": n(settings, "ADAPTIVE_TRAP_QUERY_MAX_VARIANTS", int, 0),
+        "url_pattern_limits": _pattern_limits(settings, "ADAPTIVE_URL_PATTERN_LIMITS"),
+        "drop_duplicates": _bool(settings, "ADAPTIVE_DROP_DUPLICATES"),
+        "journal": _bool(settings, "ADAPTIVE_JOURNAL"),
+        "journal_snapshot_seconds": n(settings, "ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS", float, 0.0),
+        "robotstxt_crawl_delay_max": n(settings, "ADAPTIVE_ROBOTSTXT_CRAWL_DELAY_MAX", float, 0.0, 3600.0),
+        "report": _bool(settings, "ADAPTIVE_REPORT"),
+        "report_file": _report_file(settings, "ADAPTIVE_REPORT_FILE"),
     }
 
 
@@ -307,3 +341,50 @@ def _distributed(settings) -> dict[str, Any]:
         "distributed_max_pages": n(settings, "ADAPTIVE_DISTRIBUTED_MAX_PAGES", int, 0),
         "distributed_worker_timeout": n(settings, "ADAPTIVE_DISTRIBUTED_WORKER_TIMEOUT", float, 0.0, low_open=True),
     }
+
+# -- robustness settings -------------------------------------------------------------------
+_PARAM_NAME = re.compile(r"^[A-Za-z0-9_.*\[\]-]+$")
+
+
+def _param_names(settings, name) -> tuple[str, ...]:
+    """URL parameter names (``*`` as a wildcard), lower-cased."""
+    names = parse_list(_get(settings, name), name)
+    for param in names:
+        if not _PARAM_NAME.match(param):
+            raise ConfigError(f"{name}: not a URL parameter name: {param!r}")
+    return tuple(param.lower() for param in names)
+
+
+def _pattern_limits(settings, name) -> dict[str, int]:
+    """A mapping of URL regex -> most URLs, given as a dict or a JSON object."""
+    raw = _get(settings, name)
+    if raw is None or raw == "" or raw == {}:
+        return {}
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{name}: expected a JSON object of regex -> count ({exc.msg} at column {exc.colno})") from None
+    if not hasattr(raw, "items"):
+        raise ConfigError(f"{name}: expected a mapping of regex -> count, got {raw!r}")
+    limits = {}
+    for pattern, limit in raw.items():
+        try:
+            re.compile(str(pattern))
+        except re.error as exc:
+            raise ConfigError(f"{name}: invalid regex {pattern!r} ({exc})") from None
+        if isinstance(limit, bool) or not isinstance(limit, (int, str)) or not str(limit).strip().isdigit():
+            raise ConfigError(f"{name}: limit of {pattern!r} must be a whole number >= 0, got {limit!r}")
+        limits[str(pattern)] = int(limit)
+    return limits
+
+
+def _report_file(settings, name) -> str:
+    path = str(_get(settings, name) or "").strip()
+    if path:
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise ConfigError(f"{name}: directory {parent!r} does not exist")
+        if os.path.isdir(path):
+            raise ConfigError(f"{name}: {path!r} is a directory; give a file name")
+    return path

@@ -115,3 +115,43 @@ ADAPTIVE_DISTRIBUTED_POLL_INTERVAL = 0.2
 ADAPTIVE_DISTRIBUTED_MAX_PAGES = 0
 #: A worker silent for this many seconds counts as gone: the others stop waiting for it.
 ADAPTIVE_DISTRIBUTED_WORKER_TIMEOUT = 30
+
+# --- robustness: URL canonicalisation, trap guards, duplicates, resume, report ------------
+#: Rewrite every request the spider yields to its canonical URL (no fragment, no
+#: session-id or tracking parameters) before it reaches the scheduler.
+ADAPTIVE_CANONICALIZE = True
+#: Query and path (``;name=value``) parameters that carry a session id; ``*`` matches any
+#: characters. Case-insensitive.
+ADAPTIVE_SESSION_PARAMS = [
+    "jsessionid", "phpsessid", "aspsessionid*", "sid", "sessionid", "session_id", "sess",
+    "cfid", "cftoken", "zenid", "oscsid",
+]
+#: Query parameters that only track where a visitor came from.
+ADAPTIVE_TRACKING_PARAMS = [
+    "utm_*", "gclid", "gclsrc", "dclid", "fbclid", "msclkid", "yclid", "twclid", "igshid",
+    "mc_cid", "mc_eid", "_ga", "_gl", "_hsenc", "_hsmi", "mkt_tok", "ref_src", "trk",
+]
+#: Drop links whose path has more segments than this (0: no limit).
+ADAPTIVE_TRAP_MAX_PATH_DEPTH = 12
+#: Drop links whose path repeats a segment (or a run of them) back to back more often than this
+#: (0: no limit).
+ADAPTIVE_TRAP_MAX_SEGMENT_REPEATS = 2
+#: Most distinct URLs of one calendar-like family (dates at the end of the path or in
+#: the query; 0: no limit).
+ADAPTIVE_TRAP_CALENDAR_MAX_PAGES = 20
+#: Most distinct URLs that differ only in their query values under one path (0: no limit).
+ADAPTIVE_TRAP_QUERY_MAX_VARIANTS = 100
+#: A mapping of URL regex -> most distinct URLs matching it (0: none at all).
+ADAPTIVE_URL_PATTERN_LIMITS = {}
+#: Drop items whose content SHA-1 was seen before (they are always counted).
+ADAPTIVE_DROP_DUPLICATES = False
+#: With JOBDIR: journal queue events as the crawl goes, so a killed crawl resumes.
+ADAPTIVE_JOURNAL = True
+#: With JOBDIR: seconds between snapshots that compact the journal (0: only at close).
+ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS = 60
+#: Honour robots.txt Crawl-delay up to this many seconds per site (0: ignore it).
+ADAPTIVE_ROBOTSTXT_CRAWL_DELAY_MAX = 30
+#: Log a crawl report when the spider closes.
+ADAPTIVE_REPORT = True
+#: Also write the report as JSON to this file ("": no file).
+ADAPTIVE_REPORT_FILE = ""

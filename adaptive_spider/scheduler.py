@@ -11,7 +11,10 @@ request carries the reason it was chosen in ``request.meta["adaptive"]`` (leaf,
 score, features).
 
 With ``JOBDIR``, the frontier, the model and the domain profiles are saved when
-the crawl stops and restored when it resumes.
+the crawl stops and restored when it resumes. With ``ADAPTIVE_JOURNAL`` (the
+default) the queue is also journaled as the crawl goes and snapshotted every
+``ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS``, so a killed crawl resumes without losing
+a queued request (see :mod:`adaptive_spider.frontier.journal`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from adaptive_spider import features as F
 from adaptive_spider.config import AdaptiveConfig
 from adaptive_spider.frontier.base import link_prior
 from adaptive_spider.frontier.frontier import Frontier
+from adaptive_spider.frontier.journal import ADD, DONE, SEQ_KEY, TAKE, FrontierJournal, replay, requests_in_progress
 from adaptive_spider.state import DECISION_KEY, PARENT_KEY, CrawlState, domain_of
 
 if TYPE_CHECKING:
@@ -62,6 +66,10 @@ class AdaptiveScheduler(BaseScheduler):
         self._released = 0
         self.spider = None
         self._log_decisions = self.config.log_decisions and logger.isEnabledFor(logging.DEBUG)
+        # Durable queue (JOBDIR + ADAPTIVE_JOURNAL): requests taken and not yet done, by sequence number.
+        self.journal = FrontierJournal(jobdir, self.config.journal_snapshot_seconds) if jobdir and self.config.journal else None
+        self.in_flight: dict[int, Request] = {}
+        self._resumed = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> AdaptiveScheduler:
@@ -102,8 +110,12 @@ class AdaptiveScheduler(BaseScheduler):
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
             return False
+        if self._start_request_seen_before(request):
+            return False
         self._add(request)
         self._inc("enqueued")
+        if self.journal is not None:
+            self._journal_add(request)
         return True
 
     def _add(self, request: Request) -> int:
@@ -139,6 +151,8 @@ class AdaptiveScheduler(BaseScheduler):
 
     # -- release -------------------------------------------------------------------------------
     def next_request(self) -> Request | None:
+        if self.journal is not None:
+            self._journal_tick()
         if not self.ready:
             self._refill()
             if not self.ready:
@@ -146,6 +160,8 @@ class AdaptiveScheduler(BaseScheduler):
         request, decision = self.ready.popleft()
         self._released += 1
         self._inc("released")
+        if self.journal is not None:
+            self._journal_take(request)
         if self._log_decisions:
             logger.debug(
                 "Released %s (leaf %s, score %.4f): %s",
@@ -216,7 +232,7 @@ class AdaptiveScheduler(BaseScheduler):
     def _deserialize(self, data: dict) -> Request:
         return request_from_dict(data, spider=self.spider)
 
-    def _save(self) -> None:
+    def _snapshot(self, *, in_flight: bool) -> dict:
         ready = []
         for request, decision in self.ready:
             data = self._serialize(request)
@@ -224,45 +240,178 @@ class AdaptiveScheduler(BaseScheduler):
                 ready.append(
                     {"request": data, "features": decision["features"], "prior": decision["prior"], "parent": request.meta.get(PARENT_KEY, -1)}
                 )
+        flying = [data for data in map(self._serialize, self.in_flight.values()) if data is not None] if in_flight else []
         snapshot = {
-            "version": 1,
+            "version": 2,
             "strategy": self.config.strategy,
             "crawl": self.state.state_dict(),
             "frontier": self.frontier.state_dict(self._serialize),
             "ready": ready,
+            "in_flight": flying,
         }
-        path = self._state_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".partial")
-        with partial.open("wb") as handle:
-            pickle.dump(snapshot, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        partial.replace(path)
-        saved = len(snapshot["frontier"]["entries"]) + len(ready)
         lost = snapshot["frontier"]["unserializable"] + len(self.ready) - len(ready)
         if lost:
             self._inc("unserializable", lost)
+        return snapshot
+
+    def _save(self) -> None:
+        # At a clean close the engine has finished every request it was given:
+        # nothing is in flight any more.
+        snapshot = self._snapshot(in_flight=False)
+        if self.journal is not None:
+            self._flush_dupefilter()
+            self.journal.write_snapshot(snapshot)
+            self.journal.close()
+            path = self.journal.snapshot_path
+        else:
+            path = self._state_path()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(".partial")
+            with partial.open("wb") as handle:
+                pickle.dump(snapshot, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            partial.replace(path)
+        saved = len(snapshot["frontier"]["entries"]) + len(snapshot["ready"])
         logger.info("AdaptiveScheduler: saved %d queued requests to %s", saved, path, extra={"spider": self.spider})
 
     def _load(self) -> None:
-        path = self._state_path()
-        if not path.exists():
+        if self.journal is not None:
+            snapshot, events = self.journal.recover()
+        else:
+            path = self._state_path()
+            snapshot, events = (pickle.loads(path.read_bytes()) if path.exists() else None), []
+        if snapshot is None and not events:
             return
-        with path.open("rb") as handle:
-            snapshot = pickle.load(handle)
-        if snapshot.get("strategy") != self.config.strategy:
-            logger.warning(
-                "JOBDIR was crawled with strategy %s; the model is not reused for %s",
-                snapshot.get("strategy"),
-                self.config.strategy,
-                extra={"spider": self.spider},
-            )
-            snapshot["frontier"]["strategy"] = self.frontier.strategy.state_dict()
-        self.state.load_state_dict(snapshot["crawl"])
-        self.frontier.load_state_dict(snapshot["frontier"], self._deserialize)
-        for item in snapshot["ready"]:
-            request = self._deserialize(item["request"])
-            features = item["features"]
+        self._resumed = True
+        queued, in_flight = {}, {}
+        if snapshot is not None:
+            if snapshot.get("strategy") != self.config.strategy:
+                logger.warning(
+                    "JOBDIR was crawled with strategy %s; the model is not reused for %s",
+                    snapshot.get("strategy"),
+                    self.config.strategy,
+                    extra={"spider": self.spider},
+                )
+                snapshot["frontier"]["strategy"] = self.frontier.strategy.state_dict()
+            self.state.load_state_dict(snapshot["crawl"])
+            self.frontier.load_state_dict({**snapshot["frontier"], "entries": []}, self._deserialize)
+            queued, in_flight = snapshot_items(snapshot)
+        queued, in_flight = replay(queued, in_flight, events)
+        for _, item in sorted({**queued, **in_flight}.items()):
+            self._restore(*item)
+        self._inc("resume/queued", len(queued))
+        self._inc("resume/in_flight", len(in_flight))
+        self._inc("resume/journal_events", len(events))
+        logger.info(
+            "AdaptiveScheduler: resumed %d queued and %d in-flight requests from JOBDIR (%d journal events)",
+            len(queued),
+            len(in_flight),
+            len(events),
+            extra={"spider": self.spider},
+        )
+        if self.journal is not None:
+            self._write_snapshot()  # a fresh generation: the old journal may end in a torn record
+        else:
+            self._state_path().unlink()
+
+    def _restore(self, kind: str, data) -> None:
+        """Queue again one request of a snapshot or journal."""
+        if kind == "entry":
+            request = self._deserialize(data["request"])
+            self.frontier.add(request, data["static"], self.state.domains.id_of(data["domain"]), data["parent"], data["prior"])
+        elif kind == "ready":
+            request = self._deserialize(data["request"])
+            features = data["features"]
             static = [features[F.FEATURE_NAMES.index(name)] for name in F.STATIC_NAMES]
             domain_id = self.state.domains.id_of(domain_of(request.url))
-            self.frontier.add(request, static, domain_id, item["parent"], item["prior"])
-        path.unlink()
+            self.frontier.add(request, static, domain_id, data["parent"], data.get("prior", 0.0))
+        else:  # journaled after the snapshot (or in flight at it): features are computed again
+            request = self._deserialize(data)
+            parent = request.meta.get(PARENT_KEY, -1)
+            if isinstance(parent, int) and parent >= len(self.state.pages):
+                request.meta[PARENT_KEY] = -1  # a page fetched after the snapshot: not in the restored log
+            if not request.dont_filter or request.meta.get("is_start_request"):
+                self.df.request_seen(request)  # the dupefilter file may have lost its tail
+            self._add(request)
+
+    # -- journal (JOBDIR + ADAPTIVE_JOURNAL) ------------------------------------------------------
+    def _start_request_seen_before(self, request: Request) -> bool:
+        """A resumed crawl does not fetch its start requests again.
+
+        Start requests are ``dont_filter`` (Scrapy's convention), so the
+        dupefilter never sees them; with JOBDIR their fingerprints are recorded
+        anyway, and on resume the ones already seen are dropped (each is either
+        done or restored from the journal).
+        """
+        if not (self.jobdir and request.dont_filter and request.meta.get("is_start_request")):
+            return False
+        return self.df.request_seen(request) and self._resumed
+
+    def _journal_add(self, request: Request) -> None:
+        self._flush_dupefilter()
+        seq = self.journal.assign(request.meta)
+        try:
+            self.journal.append((ADD, seq, request.to_dict(spider=self.spider)))
+        except Exception as exc:  # a lambda callback, an unpicklable meta value...
+            logger.warning("Unable to journal request %s in JOBDIR: %s", request, exc, extra={"spider": self.spider})
+            del request.meta[SEQ_KEY]
+            self._inc("unserializable")
+            return
+        # While the downloader is full the engine asks for no request, so finished
+        # requests are also recorded here (the fewer on record as in flight, the
+        # fewer fetched again after a kill).
+        self._settle_in_flight()
+
+    def _journal_take(self, request: Request) -> None:
+        seq = request.meta.get(SEQ_KEY)
+        if seq is not None:
+            self.journal.append((TAKE, seq))
+            self.in_flight[seq] = request
+
+    def _journal_tick(self) -> None:
+        """Record the requests the engine has finished with; snapshot when due."""
+        self._settle_in_flight()
+        if self.journal.snapshot_due():
+            self._write_snapshot()
+
+    def _settle_in_flight(self) -> None:
+        """Record as done the taken requests the engine has finished with."""
+        if not self.in_flight:
+            return
+        in_progress = requests_in_progress(self.crawler)
+        if in_progress is not None:
+            for seq in [seq for seq, request in self.in_flight.items() if request not in in_progress]:
+                del self.in_flight[seq]
+                self.journal.append((DONE, seq))
+
+    def _write_snapshot(self) -> None:
+        self._flush_dupefilter()
+        self.journal.write_snapshot(self._snapshot(in_flight=True))
+        self._inc("journal/snapshots")
+
+    def _flush_dupefilter(self) -> None:
+        """Hand the dupefilter's buffered fingerprints (RFPDupeFilter's requests.seen)
+        to the operating system, so they survive a killed process."""
+        file = getattr(self.df, "file", None)
+        if file is not None and hasattr(file, "flush"):
+            file.flush()
+
+
+def snapshot_items(snapshot: dict) -> tuple[dict[int, tuple[str, object]], dict[int, tuple[str, object]]]:
+    """The queued and the in-flight requests of a snapshot, each by sequence number
+    (requests saved without one come first, in their order)."""
+    queued: dict[int, tuple[str, object]] = {}
+    in_flight: dict[int, tuple[str, object]] = {}
+    unnumbered = -(10**12)
+    groups = (
+        (queued, "entry", snapshot["frontier"]["entries"]),
+        (queued, "ready", snapshot["ready"]),
+        (in_flight, "journal", snapshot.get("in_flight", [])),
+    )
+    for items, kind, group in groups:
+        for data in group:
+            request = data if kind == "journal" else data["request"]
+            seq = request.get("meta", {}).get(SEQ_KEY)
+            if seq is None:
+                seq, unnumbered = unnumbered, unnumbered + 1
+            items[seq] = (kind, data)
+    return queued, in_flight

@@ -21,3 +21,14 @@ DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 1
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
+
+# --- Robustness: limits that keep traps and huge or hanging responses in bounds ---
+# (Trap guards, canonical URLs and the crawl report come with the add-on; see
+# docs/robustness.md.) Redirect chains end after 5 hops (loops end sooner: the
+# dupefilter sees the repeated URL); bodies above 16 MiB are cancelled; a link
+# chain deeper than 50 hops or a URL longer than 2048 characters is dropped.
+REDIRECT_MAX_TIMES = 5
+DOWNLOAD_MAXSIZE = 16 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
+DEPTH_LIMIT = 50
+URLLENGTH_LIMIT = 2048

@@ -35,19 +35,30 @@ class TemplateSpider(scrapy.Spider):
 
     def __init__(self, template=None, start_urls=None, query=None, allowed_domains=None, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if not template:
-            raise ValueError("template spider: argument 'template' is required (-a template=FILE)")
-        self.template = Template.from_file(template)
-        self.start_urls = split_arg(start_urls)
-        if not self.start_urls:
-            raise ValueError("template spider: argument 'start_urls' is required (-a start_urls=URL[,URL])")
-        for url in self.start_urls:
-            if urlparse(url).scheme not in ("http", "https"):
-                raise ValueError(f"template spider: argument 'start_urls': {url!r} is not an http(s) URL")
+        self.template, self.start_urls = self._checked(template, start_urls)
         self.query = query
         self.allowed_domains = split_arg(allowed_domains) or sorted(
             {urlparse(url).hostname for url in self.start_urls}
         )
+
+    @classmethod
+    def check_arguments(cls, settings, template=None, start_urls=None, **kwargs) -> None:
+        """Raise ValueError (or TemplateError) naming the first bad argument
+        (the ``crawl`` command calls it before the crawl starts)."""
+        cls._checked(template, start_urls)
+
+    @staticmethod
+    def _checked(template, start_urls) -> tuple[Template, list[str]]:
+        if not template:
+            raise ValueError("template spider: argument 'template' is required (-a template=FILE)")
+        loaded = Template.from_file(template)
+        urls = split_arg(start_urls)
+        if not urls:
+            raise ValueError("template spider: argument 'start_urls' is required (-a start_urls=URL[,URL])")
+        for url in urls:
+            if urlparse(url).scheme not in ("http", "https"):
+                raise ValueError(f"template spider: argument 'start_urls': {url!r} is not an http(s) URL")
+        return loaded, urls
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):

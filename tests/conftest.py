@@ -4,6 +4,10 @@ real Scrapy crawls in the test process (pytest-twisted, asyncio reactor)."""
 from __future__ import annotations
 
 import functools
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from scrapy import signals
@@ -11,7 +15,11 @@ from scrapy.crawler import CrawlerRunner
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_from_coro
 
-from adaptive_spider.demo.site import DemoSite, serve
+from adaptive_spider.demo.site import QUERY, DemoSite, serve
+from adaptive_spider.demo.traps import TrapSite
+from adaptive_spider.demo.traps import serve as serve_traps
+
+PROJECT = Path(__file__).resolve().parent.parent
 
 TEST_SETTINGS = {
     "LOG_LEVEL": "WARNING",
@@ -88,3 +96,31 @@ async def run_crawl(spidercls, settings: Settings | None = None, **spider_kwargs
     result = CrawlResult(crawler)
     await crawler.crawl_async(**spider_kwargs)
     return result
+
+
+# -- the trap site, crawled once for the robustness tests (test_traps.py, test_report.py) ----------
+TRAP_BUDGET = 500
+
+
+@pytest.fixture(scope="session")
+def trap_crawl(tmp_path_factory):
+    """One ``scrapy crawl focused`` of the trap site (default profile, robots.txt obeyed,
+    CLOSESPIDER_PAGECOUNT=500): the site (with its request log), its URL, the crawl's
+    log, its items and its JSON crawl report."""
+    tmp = tmp_path_factory.mktemp("traps")
+    site = TrapSite(hang_seconds=10)
+    server, url = serve_traps(site)
+    command = [
+        sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"query={QUERY}", "-a", f"start_urls={url}",
+        "-O", str(tmp / "items.jsonl"), "-s", f"CLOSESPIDER_PAGECOUNT={TRAP_BUDGET}", "-s", "DOWNLOAD_TIMEOUT=1.5",
+        "-s", f"DOWNLOAD_MAXSIZE={1024 * 1024}", "-s", f"ADAPTIVE_REPORT_FILE={tmp / 'report.json'}",
+        "-s", "LOG_LEVEL=INFO",
+    ]
+    try:
+        done = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr[-3000:]
+    items = [json.loads(line) for line in (tmp / "items.jsonl").read_text().splitlines()]
+    report = json.loads((tmp / "report.json").read_text())
+    return site, url, done.stderr, items, report

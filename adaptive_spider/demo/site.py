@@ -153,6 +153,12 @@ def serve(site: DemoSite, host: str = "127.0.0.1", port: int = 0, *, latency: fl
     ``server.shutdown()``.
     """
     handler = type("DemoHandler", (_Handler,), {"site": site, "latency": latency, "request_log": request_log})
+    return start_server(handler, host, port)
+
+
+def start_server(handler, host: str = "127.0.0.1", port: int = 0):
+    """Serve an ``http.server`` request handler class in a background thread;
+    returns ``(server, base_url)``."""
     server = _Server((host, port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://{host}:{server.server_address[1]}/"
@@ -168,6 +174,11 @@ def main(argv=None) -> None:
     site = DemoSite(seed=args.seed)
     server, url = serve(site, args.host, args.port, latency=args.latency)
     print(f"Demo site: {url} ({len(site.pages)} pages, {len(site.relevant)} relevant); query: {QUERY!r}", flush=True)
+    wait_for_interrupt(server)
+
+
+def wait_for_interrupt(server) -> None:
+    """Keep a background server running until Ctrl-C."""
     try:
         threading.Event().wait()
     except KeyboardInterrupt:

@@ -1,0 +1,142 @@
+"""CanonicalUrlMiddleware: one URL per page, before the scheduler sees it.
+
+Many URLs can name the same page: ``#section`` fragments, session ids
+(``;jsessionid=...``, ``?sid=...``) and tracking parameters (``?utm_source=...``).
+A site that puts a fresh session id in every link is an infinite URL space to
+a crawler, and every duplicate fetch costs budget. This spider middleware
+rewrites every request the spider yields (and every start request) to its
+canonical URL with w3lib, so Scrapy's dupefilter recognises the page:
+
+- the fragment is dropped;
+- query parameters named in ``ADAPTIVE_SESSION_PARAMS`` or
+  ``ADAPTIVE_TRACKING_PARAMS`` are dropped (``*`` is a wildcard, names are
+  case-insensitive; the other parameters keep their order and encoding);
+- path parameters with a session name (``/cart;jsessionid=ABC``) are dropped.
+
+Turn it off with ``ADAPTIVE_CANONICALIZE = False``. Stats:
+``adaptive/canonical/rewritten`` and ``adaptive/canonical/params_removed``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
+from w3lib.url import url_query_cleaner
+
+from adaptive_spider.config import AdaptiveConfig
+
+
+def _names_regex(patterns) -> re.Pattern | None:
+    """One regex matching any of the (lower-case, ``*``-wildcard) names."""
+    if not patterns:
+        return None
+    return re.compile("|".join(fnmatch.translate(pattern) for pattern in patterns))
+
+
+class UrlCanonicalizer:
+    """Maps a URL to its canonical form (see the module docstring).
+
+    Parameters
+    ----------
+    session_params, tracking_params : iterable of str
+        Lower-case parameter names; ``*`` matches any characters.
+    """
+
+    def __init__(self, session_params=(), tracking_params=()):
+        self.session = _names_regex(tuple(session_params))
+        self.removable = _names_regex((*session_params, *tracking_params))
+        # The literal start of every name: a query without any of them needs no parsing.
+        self._hints = tuple({pattern.split("*", 1)[0] for pattern in (*session_params, *tracking_params)})
+
+    def __call__(self, url: str) -> str:
+        return self.canonicalize(url)[0]
+
+    def canonicalize(self, url: str) -> tuple[str, int]:
+        """The canonical URL and how many parameters were removed."""
+        if "#" not in url and ";" not in url and not self._may_have_params(url):
+            return url, 0  # most links: nothing to remove, no parsing
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            return url, 0
+        path, path_removed = self._clean_path(parts.path)
+        removed_names = self._removable_query_names(parts.query)
+        if not (parts.fragment or removed_names or path_removed or url.endswith("#")):
+            return url, 0
+        if path_removed:
+            url = urlunsplit((parts.scheme, parts.netloc, path, parts.query, parts.fragment))
+        if removed_names:
+            # w3lib keeps the other parameters as they are (order, encoding, repeats).
+            url = url_query_cleaner(url, removed_names, remove=True, unique=False, keep_fragments=False)
+        else:
+            url = url.split("#", 1)[0]
+        return url, path_removed + len(removed_names)
+
+    def _may_have_params(self, url: str) -> bool:
+        query = url.partition("?")[2].lower()
+        return bool(query) and (not all(self._hints) or any(hint in query for hint in self._hints))
+
+    def _removable_query_names(self, query: str) -> list[str]:
+        if not query or self.removable is None:
+            return []
+        names = {name for name, _ in parse_qsl(query, keep_blank_values=True)}
+        return sorted(name for name in names if self.removable.match(name.lower()))
+
+    def _clean_path(self, path: str) -> tuple[str, int]:
+        """Drop ``;name=value`` path parameters whose name is a session parameter."""
+        if ";" not in path or self.session is None:
+            return path, 0
+        removed = 0
+        segments = []
+        for segment in path.split("/"):
+            head, *params = segment.split(";")
+            kept = []
+            for param in params:
+                if self.session.match(param.split("=", 1)[0].lower()):
+                    removed += 1
+                else:
+                    kept.append(param)
+            segments.append(";".join([head, *kept]))
+        return "/".join(segments), removed
+
+
+class CanonicalUrlMiddleware:
+    """Spider middleware that rewrites outgoing requests to their canonical URL."""
+
+    def __init__(self, canonicalizer: UrlCanonicalizer, stats=None):
+        self.canonicalizer = canonicalizer
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        config = AdaptiveConfig.from_settings(crawler.settings)
+        if not config.canonicalize:
+            raise NotConfigured("ADAPTIVE_CANONICALIZE is off")
+        return cls(UrlCanonicalizer(config.session_params, config.tracking_params), crawler.stats)
+
+    async def process_start(self, start):
+        async for output in start:
+            yield self._rewrite(output)
+
+    def process_spider_output(self, response, result, spider=None):
+        for output in result:
+            yield self._rewrite(output)
+
+    async def process_spider_output_async(self, response, result, spider=None):
+        async for output in result:
+            yield self._rewrite(output)
+
+    def _rewrite(self, output):
+        if not isinstance(output, Request):
+            return output
+        url, removed = self.canonicalizer.canonicalize(output.url)
+        if url == output.url:
+            return output
+        if self.stats is not None:
+            self.stats.inc_value("adaptive/canonical/rewritten")
+            if removed:
+                self.stats.inc_value("adaptive/canonical/params_removed", removed)
+        return output.replace(url=url)
