@@ -1,0 +1,247 @@
+"""Link value: the expected information gain of fetching a queued link.
+
+    ExpectedGain(l) = Relevance(l, Q) x Novelty(l, K) x Authority(l)
+
+- ``Relevance(l, Q) = sim + (1 - sim) * lambda * r(parent)``: ``sim`` is the
+  importance ``v(t)`` (see :mod:`adaptive_spider.sufficiency`) of the query terms
+  in the link's *preview* (anchor text and URL words), summed; a link on a
+  relevant page is worth something even when its words say nothing (topical
+  locality, ``lambda``: ``parent_weight``);
+- ``Novelty(l, K) = 1 - sum_{t in P} v(t) cov(t) / sum_{t in P} v(t)`` over the
+  preview's query terms ``P``: how much of what the link promises the knowledge
+  base does not cover yet; a preview without query terms promises the query in
+  general, ``1 - Coverage(K, Q)``. It is the preview's similarity to K measured
+  in the query's terms, so it costs O(preview terms), never a loop over pages;
+- ``Authority(l) = structure x domain``: ``structure = 1 / (1 + delta * max(0,
+  path_depth - 1))``, halved (``query_penalty``) for a URL with a query string
+  (listings, searches, session variants); ``domain = (1 - failure_rate) x
+  min(1, (d + 0.05) / (c + 0.05))`` with ``d`` the domain's mean page relevance
+  smoothed toward the crawl's mean ``c`` over 5 pseudo-pages, times
+  ``new_domain`` for a domain no page has come from yet (leaving the site for
+  one the crawl knows nothing about is a gamble).
+
+:class:`LinkValues` keeps every queued link's gain in a max-heap. Novelty only
+falls as the knowledge base grows, so the heap re-evaluates lazily: the top entry
+is recomputed when the knowledge base changed since its value was computed, and
+pushed back if it lost its place. :meth:`LinkValues.best` is therefore cheap at
+any time; it feeds the ``no_promising_links`` stop.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from adaptive_spider.features import path_depth
+from adaptive_spider.relevance import QueryTerms, url_words
+
+#: request.meta key with a request's expected gain when it left the frontier.
+GAIN_KEY = "adaptive_gain"
+_DOMAIN_PSEUDO_PAGES = 5.0
+_DOMAIN_SMOOTHING = 0.05
+
+
+# -- pure functions ------------------------------------------------------------------------
+def preview_terms(terms: QueryTerms, anchor: str, url: str) -> tuple[int, ...]:
+    """Indexes of the query terms in a link's anchor text and URL words."""
+    if not len(terms):
+        return ()
+    present = terms.present(f"{(anchor or '').lower()} {url_words(url)}")
+    return tuple(int(i) for i in np.flatnonzero(present))
+
+
+def link_relevance(similarity: float, parent_relevance: float, parent_weight: float) -> float:
+    return similarity + (1.0 - similarity) * parent_weight * parent_relevance
+
+
+def link_novelty(term_ids, importance: np.ndarray, covered: np.ndarray, overall_coverage: float) -> float:
+    if term_ids:
+        weights = importance[list(term_ids)]
+        total = float(weights.sum())
+        if total > 0:
+            return 1.0 - float(np.dot(weights, covered[list(term_ids)])) / total
+    return 1.0 - overall_coverage
+
+
+def structure_authority(url: str, depth_decay: float, query_penalty: float) -> float:
+    value = 1.0 / (1.0 + depth_decay * max(0, path_depth(url) - 1))
+    return value * query_penalty if urlsplit(url).query else value
+
+
+def domain_authority(
+    failure_rate: float, relevance_sum: float, pages: int, crawl_relevance: float, new_domain: float = 0.5
+) -> float:
+    mean = (relevance_sum + _DOMAIN_PSEUDO_PAGES * crawl_relevance) / (pages + _DOMAIN_PSEUDO_PAGES)
+    value = (1.0 - failure_rate) * min(1.0, (mean + _DOMAIN_SMOOTHING) / (crawl_relevance + _DOMAIN_SMOOTHING))
+    return value if pages > 0 else value * new_domain
+
+
+def expected_gain(relevance: float, novelty: float, authority: float) -> float:
+    return relevance * novelty * authority
+
+
+# -- the queue of link values --------------------------------------------------------------
+class _Link:
+    __slots__ = ("token", "url", "terms", "parent_relevance", "structure", "domain_id")
+
+    def __init__(self, token, url, terms, parent_relevance, structure, domain_id):
+        self.token = token
+        self.url = url
+        self.terms = terms
+        self.parent_relevance = parent_relevance
+        self.structure = structure
+        self.domain_id = domain_id
+
+
+class LinkValues:
+    """Expected gain of every queued link, and the best of them at any time.
+
+    Parameters
+    ----------
+    terms : QueryTerms
+        The query's terms (the crawl's ``CrawlState.terms``).
+    term_state : callable
+        Returns ``(importance, coverage per term, Coverage, version)`` of the
+        knowledge base; ``version`` changes whenever coverage moves.
+    domain_stats : callable, optional
+        ``domain_id -> (failure_rate, relevance_sum, pages, crawl_relevance)``.
+    parent_weight, depth_decay, query_penalty, new_domain : float
+        ``lambda``, ``delta``, the query-string and the new-domain factors of the formulas above.
+    max_refresh : int
+        Most re-evaluations per :meth:`best` call; beyond it the answer is the
+        top's last value, an upper bound (a stop is delayed, never hastened).
+    """
+
+    def __init__(
+        self,
+        terms: QueryTerms,
+        term_state: Callable,
+        domain_stats: Callable | None = None,
+        *,
+        parent_weight: float = 0.3,
+        depth_decay: float = 0.1,
+        query_penalty: float = 0.5,
+        new_domain: float = 0.5,
+        max_refresh: int = 64,
+    ):
+        self.terms = terms
+        self.term_state = term_state
+        self.domain_stats = domain_stats
+        self.parent_weight = parent_weight
+        self.depth_decay = depth_decay
+        self.query_penalty = query_penalty
+        self.new_domain = new_domain
+        self.max_refresh = max_refresh
+        self.links: dict[int, _Link] = {}
+        self.ready: dict = {}  # released requests not yet handed to the engine -> gain
+        self._heap: list[tuple[float, int, int, int]] = []
+        #: Links ever added (0: no scheduler keeps link values).
+        self.added = 0
+        self._is_queued: Callable[[int], bool] = lambda entry: True
+
+    def __len__(self) -> int:
+        return len(self.links)
+
+    def bind(self, is_queued: Callable[[int], bool]) -> None:
+        """Tell the queue how to see that an entry left the frontier without
+        :meth:`release` (dropped by a domain filter)."""
+        self._is_queued = is_queued
+
+    # -- values ------------------------------------------------------------------------
+    def estimate(self, anchor: str, url: str, parent_relevance: float = 0.0, domain_id: int | None = None) -> float:
+        """Expected gain of any link, queued or not."""
+        link = _Link(0, url, preview_terms(self.terms, anchor, url), parent_relevance,
+                     structure_authority(url, self.depth_decay, self.query_penalty), domain_id)
+        importance, covered, overall, _ = self.term_state()
+        return self._gain(link, importance, covered, overall)
+
+    def _gain(self, link: _Link, importance, covered, overall) -> float:
+        similarity = float(importance[list(link.terms)].sum()) if link.terms else 0.0
+        relevance = link_relevance(min(1.0, similarity), link.parent_relevance, self.parent_weight)
+        novelty = link_novelty(link.terms, importance, covered, overall)
+        authority = link.structure
+        if self.domain_stats is not None and link.domain_id is not None and link.domain_id >= 0:
+            authority *= domain_authority(*self.domain_stats(link.domain_id), self.new_domain)
+        return expected_gain(relevance, novelty, authority)
+
+    def gain(self, entry: int) -> float | None:
+        """Current expected gain of a queued frontier entry (None: not queued)."""
+        link = self.links.get(entry)
+        if link is None:
+            return None
+        importance, covered, overall, _ = self.term_state()
+        return self._gain(link, importance, covered, overall)
+
+    # -- the queue -----------------------------------------------------------------------
+    def add(self, entry: int, anchor: str, url: str, parent_relevance: float, domain_id: int | None = None) -> float:
+        """A link joined the frontier as ``entry``; returns its gain."""
+        self.added += 1
+        link = _Link(self.added, url, preview_terms(self.terms, anchor, url), float(parent_relevance),
+                     structure_authority(url, self.depth_decay, self.query_penalty), domain_id)
+        self.links[entry] = link
+        importance, covered, overall, version = self.term_state()
+        value = self._gain(link, importance, covered, overall)
+        heapq.heappush(self._heap, (-value, link.token, entry, version))
+        self._compact()
+        return value
+
+    def release(self, entry: int, request=None) -> float:
+        """The entry left the frontier for the ready queue; returns its current gain."""
+        value = self.gain(entry) or 0.0
+        self.links.pop(entry, None)
+        if request is not None:
+            self.ready[request] = value
+        return value
+
+    def dispatch(self, request) -> None:
+        """The request left the ready queue for the engine."""
+        self.ready.pop(request, None)
+
+    def best(self) -> float:
+        """The highest current gain among queued links (0.0 when none is queued)."""
+        return self.best_link()[0]
+
+    def best_link(self) -> tuple[float, str | None]:
+        """The highest current gain among queued links and that link's URL."""
+        heap = self._heap
+        importance, covered, overall, version = self.term_state()
+        for _ in range(self.max_refresh + 1):
+            if not heap:
+                return 0.0, None
+            negative, token, entry, seen = heap[0]
+            link = self.links.get(entry)
+            if link is None or link.token != token or not self._is_queued(entry):
+                heapq.heappop(heap)
+                if link is not None and link.token == token:
+                    del self.links[entry]
+                continue
+            if seen == version:
+                return -negative, link.url
+            heapq.heapreplace(heap, (-self._gain(link, importance, covered, overall), token, entry, version))
+        if not heap:
+            return 0.0, None
+        link = self.links.get(heap[0][2])
+        return -heap[0][0], link.url if link is not None else None
+
+    def best_pending(self, in_flight=()) -> float:
+        """Best gain among queued, ready and in-flight requests (``in_flight``:
+        requests being downloaded, whose gain is in ``meta["adaptive_gain"]``)."""
+        return self.best_pending_link(in_flight)[0]
+
+    def best_pending_link(self, in_flight=()) -> tuple[float, str | None]:
+        """:meth:`best_pending` and the URL of that link."""
+        candidates = [self.best_link()]
+        candidates.extend((gain, request.url) for request, gain in self.ready.items())
+        candidates.extend((float(r.meta.get(GAIN_KEY, 0.0) or 0.0), r.url) for r in in_flight)
+        return max(candidates, key=lambda pair: pair[0])
+
+    def _compact(self) -> None:
+        """Drop dead heap items once they outnumber the live ones."""
+        if len(self._heap) < 1024 or len(self._heap) < 3 * len(self.links):
+            return
+        alive = {entry: link.token for entry, link in self.links.items()}
+        self._heap = [item for item in self._heap if alive.get(item[2]) == item[1]]
+        heapq.heapify(self._heap)
