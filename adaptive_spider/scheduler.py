@@ -31,6 +31,7 @@ from adaptive_spider import features as F
 from adaptive_spider.config import AdaptiveConfig
 from adaptive_spider.frontier.base import link_prior
 from adaptive_spider.frontier.frontier import Frontier
+from adaptive_spider.linkvalue import GAIN_KEY
 from adaptive_spider.state import DECISION_KEY, PARENT_KEY, CrawlState, domain_of
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ class AdaptiveScheduler(BaseScheduler):
         self.state.frontier = self.frontier
         if self.jobdir:
             self._load()
+        self._track_link_values()
         logger.info(
             "AdaptiveScheduler: strategy %s, %d queued", self.config.strategy, len(self), extra={"spider": spider}
         )
@@ -123,7 +125,9 @@ class AdaptiveScheduler(BaseScheduler):
         domain_id = self.state.domains.id_of(domain_of(request.url))
         if parent >= 0:
             self.state.pages.add_child(parent, static, domain_id)
-        return self.frontier.add(request, static, domain_id, parent, link_prior(similarity, parent_score))
+        entry = self.frontier.add(request, static, domain_id, parent, link_prior(similarity, parent_score))
+        self.state.knowledge.links.add(entry, anchor if isinstance(anchor, str) else "", request.url, parent_score, domain_id)
+        return entry
 
     # -- release -------------------------------------------------------------------------------
     def next_request(self) -> Request | None:
@@ -132,6 +136,7 @@ class AdaptiveScheduler(BaseScheduler):
             if not self.ready:
                 return None
         request, decision = self.ready.popleft()
+        self.state.knowledge.links.dispatch(request)
         self._inc("released")
         if self._log_decisions:
             logger.debug(
@@ -159,7 +164,21 @@ class AdaptiveScheduler(BaseScheduler):
                 "features": [round(float(v), 5) for v in choice.features],
             }
             request.meta[DECISION_KEY] = decision
+            request.meta[GAIN_KEY] = round(self.state.knowledge.links.release(choice.entry, request), 6)
             self.ready.append((request, decision))
+
+    # -- sufficiency: keep the link values (adaptive_spider.linkvalue) in step with the frontier --
+    def _track_link_values(self) -> None:
+        """Let the link values see entries the frontier drops, and value what JOBDIR restored."""
+        links = self.state.knowledge.links
+        store = self.frontier.store
+        links.bind(lambda entry: entry < len(store.requests) and store.requests[entry] is not None)
+        for entry in store.live_ids():
+            request = store.requests[entry]
+            anchor = request.meta.get("link_text") or ""
+            parent = request.meta.get(PARENT_KEY, -1)
+            parent_score = self.state.parent_score(parent if isinstance(parent, int) else -1)
+            links.add(int(entry), anchor if isinstance(anchor, str) else "", request.url, parent_score, int(store.domain[entry]))
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
