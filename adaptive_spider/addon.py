@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from adaptive_spider.config import AdaptiveConfig, default_values
 from adaptive_spider.downloadermiddlewares import DomainProfileMiddleware
+from adaptive_spider.pipelines import SufficiencyPipeline
 from adaptive_spider.spidermiddlewares import RelevanceMiddleware
 
 SCHEDULER = "adaptive_spider.scheduler.AdaptiveScheduler"
@@ -31,4 +32,6 @@ class AdaptiveAddon:
         settings.set("TELNETCONSOLE_ENABLED", False, "addon")
         settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", DomainProfileMiddleware, 950)
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", RelevanceMiddleware, 800)
+        # Sufficiency: knowledge-base statistics, progress and the self-stop (after other pipelines).
+        settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", SufficiencyPipeline, 900)
         AdaptiveConfig.from_settings(settings)
