@@ -169,7 +169,7 @@ class AdaptiveConfig:
     linkvalue_new_domain: float = 0.5
     self_stop: bool = True
     stop_criteria: tuple[str, ...] = ("sufficient", "plateau", "no_promising_links")
-    stop_threshold: float = 0.8
+    stop_threshold: float = 0.75
     stop_plateau_window: int = 20
     stop_plateau_epsilon: float = 0.01
     stop_min_gain: float = 0.05

@@ -119,7 +119,7 @@ ADAPTIVE_SELF_STOP = True
 #: The stop criteria in use: sufficient, plateau, no_promising_links.
 ADAPTIVE_STOP_CRITERIA = ["sufficient", "plateau", "no_promising_links"]
 #: theta: "sufficient" once IS >= theta.
-ADAPTIVE_STOP_THRESHOLD = 0.8
+ADAPTIVE_STOP_THRESHOLD = 0.75
 #: "plateau" once IS gained less than EPSILON over the last WINDOW pages.
 ADAPTIVE_STOP_PLATEAU_WINDOW = 20
 ADAPTIVE_STOP_PLATEAU_EPSILON = 0.01

@@ -7,11 +7,13 @@
   in the link's *preview* (anchor text and URL words), summed; a link on a
   relevant page is worth something even when its words say nothing (topical
   locality, ``lambda``: ``parent_weight``);
-- ``Novelty(l, K) = 1 - sum_{t in P} v(t) cov(t) / sum_{t in P} v(t)`` over the
-  preview's query terms ``P``: how much of what the link promises the knowledge
-  base does not cover yet; a preview without query terms promises the query in
-  general, ``1 - Coverage(K, Q)``. It is the preview's similarity to K measured
-  in the query's terms, so it costs O(preview terms), never a loop over pages;
+- ``Novelty(l, K) = 1 - Consistency(K, Q) x sum_{t in P} v(t) cov(t) / sum_{t in P} v(t)``
+  over the preview's query terms ``P``: the preview's similarity to K measured in
+  the query's terms (how well K covers what the link promises, and how firmly);
+  a preview without query terms promises the query in general and uses
+  ``Coverage(K, Q)`` in place of the sum. A page on a covered topic still adds
+  corroboration while the evidence is thin (low consistency). It costs
+  O(preview terms), never a loop over pages;
 - ``Authority(l) = structure x domain``: ``structure = 1 / (1 + delta * max(0,
   path_depth - 1))``, halved (``query_penalty``) for a URL with a query string
   (listings, searches, session variants); ``domain = (1 - failure_rate) x
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -40,6 +43,7 @@ from adaptive_spider.relevance import QueryTerms, url_words
 
 #: request.meta key with a request's expected gain when it left the frontier.
 GAIN_KEY = "adaptive_gain"
+_RELEASED_KEPT = 4096
 _DOMAIN_PSEUDO_PAGES = 5.0
 _DOMAIN_SMOOTHING = 0.05
 
@@ -57,13 +61,17 @@ def link_relevance(similarity: float, parent_relevance: float, parent_weight: fl
     return similarity + (1.0 - similarity) * parent_weight * parent_relevance
 
 
-def link_novelty(term_ids, importance: np.ndarray, covered: np.ndarray, overall_coverage: float) -> float:
+def link_novelty(
+    term_ids, importance: np.ndarray, covered: np.ndarray, overall_coverage: float, consistency: float = 1.0
+) -> float:
+    """``1 - Consistency x`` (importance-weighted coverage of the preview's terms)."""
+    known = overall_coverage
     if term_ids:
         weights = importance[list(term_ids)]
         total = float(weights.sum())
         if total > 0:
-            return 1.0 - float(np.dot(weights, covered[list(term_ids)])) / total
-    return 1.0 - overall_coverage
+            known = float(np.dot(weights, covered[list(term_ids)])) / total
+    return 1.0 - consistency * known
 
 
 def structure_authority(url: str, depth_decay: float, query_penalty: float) -> float:
@@ -84,6 +92,17 @@ def expected_gain(relevance: float, novelty: float, authority: float) -> float:
 
 
 # -- the queue of link values --------------------------------------------------------------
+@dataclass(frozen=True)
+class KnowledgeView:
+    """What link values read from the knowledge base (see SufficiencyEstimator.view)."""
+
+    importance: np.ndarray
+    covered: np.ndarray
+    coverage: float
+    consistency: float
+    version: int
+
+
 class _Link:
     __slots__ = ("token", "url", "terms", "parent_relevance", "structure", "domain_id")
 
@@ -103,9 +122,10 @@ class LinkValues:
     ----------
     terms : QueryTerms
         The query's terms (the crawl's ``CrawlState.terms``).
-    term_state : callable
-        Returns ``(importance, coverage per term, Coverage, version)`` of the
-        knowledge base; ``version`` changes whenever coverage moves.
+    view : callable
+        Returns the knowledge base's :class:`KnowledgeView` (term importance,
+        term coverage, Coverage, Consistency and a version that changes
+        whenever they move).
     domain_stats : callable, optional
         ``domain_id -> (failure_rate, relevance_sum, pages, crawl_relevance)``.
     parent_weight, depth_decay, query_penalty, new_domain : float
@@ -118,7 +138,7 @@ class LinkValues:
     def __init__(
         self,
         terms: QueryTerms,
-        term_state: Callable,
+        view: Callable[[], KnowledgeView],
         domain_stats: Callable | None = None,
         *,
         parent_weight: float = 0.3,
@@ -128,7 +148,7 @@ class LinkValues:
         max_refresh: int = 64,
     ):
         self.terms = terms
-        self.term_state = term_state
+        self.view = view
         self.domain_stats = domain_stats
         self.parent_weight = parent_weight
         self.depth_decay = depth_decay
@@ -136,7 +156,9 @@ class LinkValues:
         self.new_domain = new_domain
         self.max_refresh = max_refresh
         self.links: dict[int, _Link] = {}
-        self.ready: dict = {}  # released requests not yet handed to the engine -> gain
+        self.ready: dict = {}  # released requests not yet handed to the engine
+        self.pending: dict = {}  # released requests (ready or in flight) -> their link, re-valued when asked
+        self._released: dict[str, float] = {}  # URL -> gain when it left the frontier (recent ones)
         self._heap: list[tuple[float, int, int, int]] = []
         #: Links ever added (0: no scheduler keeps link values).
         self.added = 0
@@ -155,13 +177,12 @@ class LinkValues:
         """Expected gain of any link, queued or not."""
         link = _Link(0, url, preview_terms(self.terms, anchor, url), parent_relevance,
                      structure_authority(url, self.depth_decay, self.query_penalty), domain_id)
-        importance, covered, overall, _ = self.term_state()
-        return self._gain(link, importance, covered, overall)
+        return self._gain(link, self.view())
 
-    def _gain(self, link: _Link, importance, covered, overall) -> float:
-        similarity = float(importance[list(link.terms)].sum()) if link.terms else 0.0
+    def _gain(self, link: _Link, view: KnowledgeView) -> float:
+        similarity = float(view.importance[list(link.terms)].sum()) if link.terms else 0.0
         relevance = link_relevance(min(1.0, similarity), link.parent_relevance, self.parent_weight)
-        novelty = link_novelty(link.terms, importance, covered, overall)
+        novelty = link_novelty(link.terms, view.importance, view.covered, view.coverage, view.consistency)
         authority = link.structure
         if self.domain_stats is not None and link.domain_id is not None and link.domain_id >= 0:
             authority *= domain_authority(*self.domain_stats(link.domain_id), self.new_domain)
@@ -172,8 +193,7 @@ class LinkValues:
         link = self.links.get(entry)
         if link is None:
             return None
-        importance, covered, overall, _ = self.term_state()
-        return self._gain(link, importance, covered, overall)
+        return self._gain(link, self.view())
 
     # -- the queue -----------------------------------------------------------------------
     def add(self, entry: int, anchor: str, url: str, parent_relevance: float, domain_id: int | None = None) -> float:
@@ -182,19 +202,29 @@ class LinkValues:
         link = _Link(self.added, url, preview_terms(self.terms, anchor, url), float(parent_relevance),
                      structure_authority(url, self.depth_decay, self.query_penalty), domain_id)
         self.links[entry] = link
-        importance, covered, overall, version = self.term_state()
-        value = self._gain(link, importance, covered, overall)
-        heapq.heappush(self._heap, (-value, link.token, entry, version))
+        view = self.view()
+        value = self._gain(link, view)
+        heapq.heappush(self._heap, (-value, link.token, entry, view.version))
         self._compact()
         return value
 
     def release(self, entry: int, request=None) -> float:
         """The entry left the frontier for the ready queue; returns its current gain."""
         value = self.gain(entry) or 0.0
-        self.links.pop(entry, None)
+        link = self.links.pop(entry, None)
         if request is not None:
-            self.ready[request] = value
+            self.ready[request] = True
+            if link is not None:
+                self.pending[request] = link
+            self._released[request.url] = value
+            if len(self._released) > _RELEASED_KEPT:  # fetches that never gave a page
+                del self._released[next(iter(self._released))]
+        self._compact()
         return value
+
+    def released_gain(self, url: str) -> float | None:
+        """The gain a fetched URL had when it left the frontier (None: unknown), forgotten once asked."""
+        return self._released.pop(url, None)
 
     def dispatch(self, request) -> None:
         """The request left the ready queue for the engine."""
@@ -207,7 +237,8 @@ class LinkValues:
     def best_link(self) -> tuple[float, str | None]:
         """The highest current gain among queued links and that link's URL."""
         heap = self._heap
-        importance, covered, overall, version = self.term_state()
+        view = self.view()
+        version = view.version
         for _ in range(self.max_refresh + 1):
             if not heap:
                 return 0.0, None
@@ -220,27 +251,36 @@ class LinkValues:
                 continue
             if seen == version:
                 return -negative, link.url
-            heapq.heapreplace(heap, (-self._gain(link, importance, covered, overall), token, entry, version))
+            heapq.heapreplace(heap, (-self._gain(link, view), token, entry, version))
         if not heap:
             return 0.0, None
         link = self.links.get(heap[0][2])
         return -heap[0][0], link.url if link is not None else None
 
-    def best_pending(self, in_flight=()) -> float:
-        """Best gain among queued, ready and in-flight requests (``in_flight``:
-        requests being downloaded, whose gain is in ``meta["adaptive_gain"]``)."""
+    def best_pending(self, in_flight=None) -> float:
+        """Best current gain among queued, ready and in-flight requests (``in_flight``:
+        the requests being downloaded, e.g. the downloader's ``active`` set)."""
         return self.best_pending_link(in_flight)[0]
 
-    def best_pending_link(self, in_flight=()) -> tuple[float, str | None]:
+    def best_pending_link(self, in_flight=None) -> tuple[float, str | None]:
         """:meth:`best_pending` and the URL of that link."""
         candidates = [self.best_link()]
-        candidates.extend((gain, request.url) for request, gain in self.ready.items())
-        candidates.extend((float(r.meta.get(GAIN_KEY, 0.0) or 0.0), r.url) for r in in_flight)
+        released = [*self.ready, *(in_flight or ())]
+        if released:
+            view = self.view()
+            for request in released:
+                link = self.pending.get(request)
+                if link is not None:
+                    candidates.append((self._gain(link, view), request.url))
+                else:  # released before these link values existed (a resumed JOBDIR)
+                    candidates.append((float(request.meta.get(GAIN_KEY, 0.0) or 0.0), request.url))
+        if in_flight is not None:  # everything else released has come back
+            self.pending = {request: self.pending[request] for request in released if request in self.pending}
         return max(candidates, key=lambda pair: pair[0])
 
     def _compact(self) -> None:
         """Drop dead heap items once they outnumber the live ones."""
-        if len(self._heap) < 1024 or len(self._heap) < 3 * len(self.links):
+        if len(self._heap) < 1024 or len(self._heap) < 2 * len(self.links):
             return
         alive = {entry: link.token for entry, link in self.links.items()}
         self._heap = [item for item in self._heap if alive.get(item[2]) == item[1]]

@@ -6,7 +6,11 @@ knows enough, each criterion with its own ``finish_reason``:
 
 - ``sufficient``: IS(K, Q) >= ``ADAPTIVE_STOP_THRESHOLD``;
 - ``plateau``: IS gained less than ``ADAPTIVE_STOP_PLATEAU_EPSILON`` over the
-  last ``ADAPTIVE_STOP_PLATEAU_WINDOW`` pages;
+  last ``ADAPTIVE_STOP_PLATEAU_WINDOW`` *promising* pages: pages fetched with an
+  expected gain of at least ``ADAPTIVE_STOP_MIN_GAIN`` (the information they
+  promised did not come); pages fetched while exploring do not count, so a
+  crawl still searching for the query's region does not stop on a plateau
+  (without link values, every page counts);
 - ``no_promising_links``: the best expected gain of a queued, ready or
   in-flight link (:mod:`adaptive_spider.linkvalue`) stayed below
   ``ADAPTIVE_STOP_MIN_GAIN`` for ``ADAPTIVE_STOP_PATIENCE`` pages in a row.
@@ -32,6 +36,8 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+
+from collections import deque
 
 from itemadapter import ItemAdapter
 from scrapy import signals
@@ -60,6 +66,8 @@ class SufficiencyPipeline:
         self.log_interval = log_interval
         self.stop_reason: str | None = None
         self._low_gain_pages = 0
+        # IS after each promising page, for the plateau criterion.
+        self._promising: deque = deque(maxlen=state.config.stop_plateau_window + 1)
         self._closing = None
         self._task = None
 
@@ -87,6 +95,7 @@ class SufficiencyPipeline:
             return item
         page = PageText.from_item(adapter)
         self.estimator.update(page)
+        self._track_promise(page.url)
         if logger.isEnabledFor(logging.DEBUG):
             gain, url = self.best_link() if self._has_link_values() else (0.0, None)
             logger.debug(
@@ -113,6 +122,16 @@ class SufficiencyPipeline:
             self.write_report(path, reason, summary)
 
     # -- stopping ----------------------------------------------------------------------------
+    def _track_promise(self, url: str) -> None:
+        released = self.knowledge.links.released_gain(url) if self._has_link_values() else None
+        if not self._has_link_values() or (released is not None and released >= self.config.stop_min_gain):
+            self._promising.append(self.estimator.metrics().sufficiency)
+
+    def plateau(self) -> bool:
+        """IS grew by less than epsilon over the last WINDOW promising pages."""
+        history = self._promising
+        return len(history) == history.maxlen and history[-1] - history[0] < self.config.stop_plateau_epsilon
+
     def stop_criterion(self) -> str | None:
         """The first stop criterion that holds now, or None."""
         config = self.config
@@ -125,10 +144,8 @@ class SufficiencyPipeline:
             return None
         if "sufficient" in criteria and metrics.sufficiency >= config.stop_threshold:
             return "sufficient"
-        if "plateau" in criteria:
-            gain = self.estimator.gain_over(config.stop_plateau_window)
-            if gain is not None and gain < config.stop_plateau_epsilon:
-                return "plateau"
+        if "plateau" in criteria and self.plateau():
+            return "plateau"
         if self._low_gain_pages >= config.stop_patience:
             return "no_promising_links"
         return None
@@ -155,10 +172,20 @@ class SufficiencyPipeline:
 
     def best_link(self) -> tuple[float, str | None]:
         """Best expected gain of a queued, ready or in-flight link, and its URL."""
+        return self.knowledge.links.best_pending_link(self.in_flight())
+
+    def in_flight(self) -> list:
+        """Requests the engine has taken from the scheduler and not finished with:
+        downloading, or downloaded and waiting to be parsed (their pages may still
+        bring what the query lacks)."""
         engine = getattr(self.crawler, "engine", None)
-        downloader = getattr(engine, "downloader", None)
-        in_flight = list(getattr(downloader, "active", ()) or ())
-        return self.knowledge.links.best_pending_link(in_flight)
+        # The engine slot's in-progress set covers download and scraping (Scrapy 2.13-2.19);
+        # the downloader's active set, download only.
+        slot = getattr(engine, "_slot", None)
+        requests = getattr(slot, "inprogress", None)
+        if requests is None:
+            requests = getattr(getattr(engine, "downloader", None), "active", ())
+        return list(requests or ())
 
     # -- progress and reports ------------------------------------------------------------------
     def summary(self) -> dict:

@@ -47,8 +47,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import re
+import zlib
 from array import array
 from collections import deque
 from collections.abc import Iterable, Mapping
@@ -72,6 +74,7 @@ SIMHASH_DISTANCE = 3
 _BANDS = 4  # 4 bands of 16 bits: any pair within 3 bits shares a band exactly
 _BAND_BITS = SIMHASH_BITS // _BANDS
 _WORD = re.compile(r"[a-z0-9]+")
+logger = logging.getLogger(__name__)
 
 
 # -- pure metric functions --------------------------------------------------------------
@@ -168,16 +171,29 @@ def combine(parts: Mapping[str, float], how: str = "min", weights: Mapping[str, 
     return float(core)
 
 
+def _mix64(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser: spreads every input bit over all 64 output bits."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
 def simhash(text: str) -> int:
-    """64-bit SimHash of the set of words of a text (deterministic across processes)."""
-    words = set(_WORD.findall(text.lower()))
+    """64-bit SimHash of the set of word pairs of a text (deterministic across processes).
+
+    Word pairs, not single words: pages of one site share most of their
+    vocabulary (navigation, boilerplate) but not their sentences.
+    """
+    words = _WORD.findall(text.lower())
     if not words:
         return 0
-    digests = b"".join(hashlib.blake2b(w.encode(), digest_size=8).digest() for w in words)
-    hashes = np.frombuffer(digests, dtype="<u8")
+    codes = np.fromiter((zlib.crc32(w.encode()) for w in words), dtype=np.uint64, count=len(words))
+    pairs = (codes[:-1] << np.uint64(32)) | codes[1:] if len(codes) > 1 else codes
+    hashes = _mix64(np.unique(pairs))
     bits = (hashes[:, None] >> np.arange(SIMHASH_BITS, dtype=np.uint64)) & np.uint64(1)
-    votes = 2 * bits.sum(axis=0, dtype=np.int64) - len(words)
-    return int(sum(1 << i for i in np.flatnonzero(votes > 0)))
+    votes = 2 * bits.sum(axis=0, dtype=np.int64) - len(hashes)
+    return int(sum(1 << int(i) for i in np.flatnonzero(votes > 0)))
 
 
 def hamming(a: int, b: int) -> int:
@@ -413,9 +429,13 @@ class SufficiencyEstimator:
             self._importance_cache = cached
         return cached[1], cached[2], cached[3]
 
-    def term_state(self) -> tuple[np.ndarray, np.ndarray, float]:
-        """``(importance v(t), coverage per term, Coverage)``: what link novelty reads."""
-        return self._importance()
+    def view(self):
+        """What link values read: term importance ``v(t)``, coverage per term,
+        Coverage, Consistency and a version that changes when they move."""
+        from adaptive_spider.linkvalue import KnowledgeView
+
+        importance, covered, cov = self._importance()
+        return KnowledgeView(importance, covered, cov, self.metrics().consistency, self.version)
 
     def metrics(self) -> SufficiencyMetrics:
         if self._cache is not None and self._cache[0] == self.n_pages:
@@ -554,6 +574,26 @@ def evaluate_knowledge_base(
 
 
 # -- the crawl's side ----------------------------------------------------------------------------
+def estimator_from_config(config, terms: QueryTerms | None = None) -> SufficiencyEstimator:
+    """An estimator with the parameters of an :class:`~adaptive_spider.config.AdaptiveConfig`
+    (query terms from the config's query and keywords unless given)."""
+    if terms is None:
+        terms = QueryTerms(config.query, config.keywords, config.keyword_weight)
+    return SufficiencyEstimator(
+        terms,
+        evidence_target=config.sufficiency_evidence,
+        n_subsets=config.sufficiency_subsets,
+        window=config.sufficiency_window,
+        answer_relevance=config.sufficiency_answer_relevance,
+        combine=config.sufficiency_combine,
+        weights=config.sufficiency_weights,
+        field_weights=config.relevance_field_weights,
+        k1=config.relevance_k1,
+        relevant_threshold=config.relevant_threshold,
+        seed=config.seed,
+    )
+
+
 class KnowledgeState:
     """What a crawl knows about its own sufficiency: the estimator of its knowledge
     base and the expected gain of the links it has queued.
@@ -573,22 +613,7 @@ class KnowledgeState:
         query terms and domain profiles."""
         from adaptive_spider.linkvalue import LinkValues
 
-        estimator = SufficiencyEstimator(
-            terms,
-            evidence_target=config.sufficiency_evidence,
-            n_subsets=config.sufficiency_subsets,
-            window=config.sufficiency_window,
-            answer_relevance=config.sufficiency_answer_relevance,
-            combine=config.sufficiency_combine,
-            weights=config.sufficiency_weights,
-            field_weights=config.relevance_field_weights,
-            k1=config.relevance_k1,
-            relevant_threshold=config.relevant_threshold,
-            seed=config.seed,
-        )
-
-        def term_state():
-            return (*estimator.term_state(), estimator.version)
+        estimator = estimator_from_config(config, terms)
 
         domain_stats = None
         if domains is not None:
@@ -600,7 +625,7 @@ class KnowledgeState:
 
         links = LinkValues(
             terms,
-            term_state,
+            estimator.view,
             domain_stats,
             parent_weight=config.linkvalue_parent_weight,
             depth_decay=config.linkvalue_depth_decay,
@@ -618,4 +643,7 @@ class KnowledgeState:
         return {"estimator": self.estimator.state_dict()}
 
     def load_state_dict(self, state: dict) -> None:
-        self.estimator.load_state_dict(state["estimator"])
+        try:
+            self.estimator.load_state_dict(state["estimator"])
+        except (KeyError, ValueError) as exc:
+            logger.warning("Sufficiency: the saved state is not reused (%s); starting afresh", exc)
