@@ -61,6 +61,13 @@ QUERY_SETS = {
 }
 
 
+#: Settings for self-stopping crawls (docs/sufficiency.md): few requests in flight and a
+#: small scraper backlog, so that the frontier and the stop decide on fresh knowledge and
+#: few pages are fetched after the decision (Scrapy finishes what is in progress).
+SELF_STOP_SETTINGS = {"CONCURRENT_REQUESTS": 4, "CONCURRENT_REQUESTS_PER_DOMAIN": 4, "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 200_000}
+CONFIGS = {"default": {}, "self-stop": SELF_STOP_SETTINGS}
+
+
 @dataclass
 class Run:
     """One crawl of one query."""
@@ -125,13 +132,13 @@ def crawl_settings(budget: int, extra: dict):
     return settings
 
 
-async def run_ours(spec: dict, budget: int, extra: dict, web: OfflineWeb) -> Run:
+async def run_ours(spec: dict, budget: int, extra: dict, web: OfflineWeb, label: str = "adaptive_spider") -> Run:
     from scrapy import signals
     from scrapy.crawler import CrawlerRunner
 
     from spiders.focused import FocusedSpider
 
-    run = Run("adaptive_spider", spec["id"])
+    run = Run(label, spec["id"])
     crawler = CrawlerRunner(crawl_settings(budget, extra)).create_crawler(FocusedSpider)
 
     def fetched(response, request, spider):
@@ -180,10 +187,10 @@ def run_peer(spec: dict, python: str, web: OfflineWeb, max_pages: int | None) ->
 
 # -- report ----------------------------------------------------------------------------------------
 def table(runs: list[Run]) -> str:
-    lines = [f"{'query':<18} {'crawler':<24} {'pages':>5} {'seconds':>7} {'answer@':>7} {'requests':>8} {'IS/conf':>7}  stop"]
+    lines = [f"{'query':<18} {'crawler':<26} {'pages':>5} {'seconds':>7} {'answer@':>7} {'requests':>8} {'IS/conf':>7}  stop"]
     for run in runs:
         lines.append(
-            f"{run.query_id:<18} {run.crawler:<24} {run.pages:>5} {run.seconds:>7.2f} "
+            f"{run.query_id:<18} {run.crawler:<26} {run.pages:>5} {run.seconds:>7.2f} "
             f"{str(run.answer_at or '-'):>7} {run.requests:>8} "
             f"{'' if run.sufficiency is None else f'{run.sufficiency:.2f}':>7}  {run.stop_reason}"
         )
@@ -197,7 +204,7 @@ def summary(runs: list[Run], budget_reasons=("closespider_pagecount", "max_pages
         answered = sum(run.answered for run in mine)
         by_itself = sum(run.stop_reason not in budget_reasons and not run.stop_reason.startswith("error") for run in mine)
         lines.append(
-            f"{crawler:<24} answer fetched {answered}/{len(mine)}, closed by itself {by_itself}/{len(mine)}, "
+            f"{crawler:<26} answer fetched {answered}/{len(mine)}, closed by itself {by_itself}/{len(mine)}, "
             f"median pages {statistics.median(r.pages for r in mine):g}, "
             f"median seconds {statistics.median(r.seconds for r in mine):.2f}, "
             f"median requests {statistics.median(r.requests for r in mine):g}"
@@ -209,7 +216,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", default="python", help="python, dev, or a JSON file of {id, query, start_url, answer}")
     parser.add_argument("--budget", type=int, default=200, help="page budget (CLOSESPIDER_PAGECOUNT)")
-    parser.add_argument("--runs", type=int, default=1, help="crawls per query and crawler")
+    parser.add_argument("--runs", type=int, default=1, help="our crawls per query and configuration")
+    parser.add_argument("--peer-runs", type=int, default=1, help="peer crawls per query (it is deterministic)")
+    parser.add_argument("--configs", default="default,self-stop",
+                        help="our settings to run: default (the default profile), self-stop (SELF_STOP_SETTINGS)")
     parser.add_argument("--set", action="append", default=[], help="extra Scrapy setting NAME=VALUE for our crawls")
     parser.add_argument("--peer-python", default="/work/venvs/crawl4ai/bin/python",
                         help="python of a virtualenv with crawl4ai==0.9.5 ('' to skip the peer)")
@@ -231,10 +241,12 @@ def main(argv=None) -> int:
         from twisted.internet import task
 
         async def ours(_reactor):
-            for spec in specs:
-                for _ in range(args.runs):
-                    runs.append(await run_ours(spec, args.budget, extra, web))
-                    print(table(runs[-1:]).splitlines()[1], flush=True)
+            for config in [c for c in args.configs.split(",") if c]:
+                settings = {**CONFIGS[config], **extra}
+                for spec in specs:
+                    for _ in range(args.runs):
+                        runs.append(await run_ours(spec, args.budget, settings, web, f"adaptive_spider {config}"))
+                        print(table(runs[-1:]).splitlines()[1], flush=True)
 
         task.react(lambda reactor: deferred_from_coro(ours(reactor)))
     except SystemExit as exit_:
@@ -244,7 +256,7 @@ def main(argv=None) -> int:
         if args.peer_python and Path(args.peer_python).exists():
             for max_pages in [None, *args.peer_max_pages]:
                 for spec in specs:
-                    for _ in range(args.runs):
+                    for _ in range(args.peer_runs):
                         runs.append(run_peer(spec, args.peer_python, web, max_pages))
                         print(table(runs[-1:]).splitlines()[1], flush=True)
         elif args.peer_python:
