@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -102,13 +104,21 @@ class AnswerSite:
 @pytest.fixture(scope="module")
 def answer_site():
     site = AnswerSite()
-    server, url = serve(site)
+    server, url = serve_fast(site)
     yield site, url.rstrip("/")
     server.shutdown()
 
 
 def self_stopping(**overrides):
     return project_settings(ADAPTIVE_SELF_STOP=True, **overrides)
+
+
+def serve_fast(site):
+    """Serve a site with a listen backlog for Scrapy's 16 concurrent connections (the
+    default 5 drops some; the kernel retries them a second later, out of order)."""
+    server, url = serve(site)
+    server.socket.listen(128)
+    return server, url
 
 
 async def traced_crawl(settings, **spider_kwargs):
@@ -157,17 +167,21 @@ async def test_crawl_without_relevant_content_closes_early(answer_site):
 
 
 @crawl_test
-async def test_report_next_to_the_feed_and_offline_recomputation(answer_site, tmp_path):
+async def test_report_next_to_the_feed_and_offline_recomputation(answer_site, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="adaptive_spider.pipelines")
     site, url = answer_site
     feed = tmp_path / "kb.jsonl"
     settings = self_stopping(
         CLOSESPIDER_PAGECOUNT=len(site.pages), FEEDS={str(feed): {"format": "jsonlines"}},
         ADAPTIVE_SUFFICIENCY_REPORT="auto", ADAPTIVE_SUFFICIENCY_LOG_INTERVAL=0.05,
     )
-    result = await run_crawl(FocusedSpider, settings, query=QUERY, start_urls=url + "/")
+    result, trace = await traced_crawl(settings, query=QUERY, start_urls=url + "/")
+    progress = [r.getMessage() for r in caplog.records if r.name == "adaptive_spider.pipelines"]
+    periodic = [line for line in progress if re.match(r"Sufficiency: \d+ pages \(\d+ relevant, harvest rate", line)]
+    assert periodic and all("coverage" in line and "best frontier gain" in line for line in periodic)
     report = json.loads((tmp_path / "kb.sufficiency.json").read_text())
     stats = result.stats
-    assert report["finish_reason"] == stats["finish_reason"] == report["stop_reason"]
+    assert report["finish_reason"] == stats["finish_reason"] == report["stop_reason"], trace
     assert report["summary"]["sufficiency"] == stats["adaptive/sufficiency/sufficiency"]
     assert {row["term"] for row in report["terms"]} == {"repot", "orchid", "bark", "root"}
     assert len(report["sufficiency_by_page"]) == stats["adaptive/sufficiency/pages"]
@@ -181,7 +195,8 @@ async def test_report_next_to_the_feed_and_offline_recomputation(answer_site, tm
     assert done.returncode == 0, done.stderr
     offline = json.loads(done.stdout)
     assert offline["metrics"] == report["metrics"]
-    assert offline["would_stop"]["reason"] == "sufficient"
+    assert offline["sufficiency_by_page"] == report["sufficiency_by_page"]
+    assert offline["would_stop"]["reason"] in ("sufficient", "plateau")
 
 
 class MixedItemsSpider(scrapy.Spider):
@@ -218,7 +233,7 @@ async def test_pipeline_counts_page_items_only(answer_site):
 @crawl_test
 async def test_jobdir_resume_keeps_the_sufficiency_state(tmp_path):
     site = DemoSite(seed=2, hubs_per_topic=2, articles_per_hub=6)
-    server, url = serve(site)
+    server, url = serve_fast(site)
     try:
         settings = dict(JOBDIR=str(tmp_path / "job"), CLOSESPIDER_PAGECOUNT=12)
         first = await run_crawl(FocusedSpider, project_settings(**settings), query="astronomy telescope", start_urls=url)
