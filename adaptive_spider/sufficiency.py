@@ -459,12 +459,6 @@ class SufficiencyEstimator:
         self._cache = (self.n_pages, result)
         return result
 
-    def gain_over(self, pages: int) -> float | None:
-        """How much IS grew over the last ``pages`` pages (None: fewer pages seen)."""
-        if pages < 1 or len(self.history) <= pages:
-            return None
-        return self.history[-1] - self.history[-1 - pages]
-
     def term_report(self) -> list[dict]:
         """Per query term: weight, importance, pages mentioning it, evidence, best evidence, coverage."""
         importance, covered, _ = self._importance()
