@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from adaptive_spider.config import AdaptiveConfig, default_values
 from adaptive_spider.downloadermiddlewares import DomainProfileMiddleware
+from adaptive_spider.pipelines import SufficiencyPipeline
 from adaptive_spider.spidermiddlewares import RelevanceMiddleware
 
 from adaptive_spider.canonical import CanonicalUrlMiddleware  # robustness components
@@ -38,6 +39,8 @@ class AdaptiveAddon:
         settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", DomainProfileMiddleware, 950)
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", RelevanceMiddleware, 800)
         self._update_robustness_settings(settings)
+        # Sufficiency: knowledge-base statistics, progress and the self-stop (after other pipelines).
+        settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", SufficiencyPipeline, 900)
         AdaptiveConfig.from_settings(settings)
 
     @staticmethod

@@ -183,6 +183,28 @@ class AdaptiveConfig:
     robotstxt_crawl_delay_max: float
     report: bool
     report_file: str
+    # -- sufficiency (adaptive_spider.sufficiency, .linkvalue, .pipelines) --
+    sufficiency_strategy: str = "statistical"
+    sufficiency_evidence: float = 2.0
+    sufficiency_subsets: int = 32
+    sufficiency_window: int = 10
+    sufficiency_answer_relevance: float = 0.8
+    sufficiency_combine: str = "min"
+    sufficiency_weights: dict[str, float] | None = None
+    sufficiency_log_interval: float = 0.0
+    sufficiency_report: str = ""
+    linkvalue_parent_weight: float = 0.3
+    linkvalue_depth_decay: float = 0.1
+    linkvalue_query_penalty: float = 0.5
+    linkvalue_new_domain: float = 0.5
+    self_stop: bool = True
+    stop_criteria: tuple[str, ...] = ("sufficient", "plateau", "no_promising_links")
+    stop_threshold: float = 0.75
+    stop_plateau_window: int = 20
+    stop_plateau_epsilon: float = 0.01
+    stop_min_gain: float = 0.05
+    stop_patience: int = 3
+    stop_min_pages: int = 10
 
     @classmethod
     def from_settings(cls, settings: Any = None, **overrides: Any) -> AdaptiveConfig:
@@ -296,6 +318,7 @@ def _read(settings) -> dict[str, Any]:
         "robotstxt_crawl_delay_max": n(settings, "ADAPTIVE_ROBOTSTXT_CRAWL_DELAY_MAX", float, 0.0, 3600.0),
         "report": _bool(settings, "ADAPTIVE_REPORT"),
         "report_file": _report_file(settings, "ADAPTIVE_REPORT_FILE"),
+        **_read_sufficiency(settings),
     }
 
 
@@ -388,3 +411,50 @@ def _report_file(settings, name) -> str:
         if os.path.isdir(path):
             raise ConfigError(f"{name}: {path!r} is a directory; give a file name")
     return path
+# -- sufficiency ---------------------------------------------------------------------------
+STOP_CRITERIA = ("sufficient", "plateau", "no_promising_links")
+
+
+def _read_sufficiency(settings) -> dict[str, Any]:
+    """The validated sufficiency, link value and stop settings."""
+    from adaptive_spider.sufficiency import COMBINATIONS, COMPONENTS, STRATEGIES
+
+    n = _number
+    weights = parse_mapping(_get(settings, "ADAPTIVE_SUFFICIENCY_WEIGHTS"), "ADAPTIVE_SUFFICIENCY_WEIGHTS")
+    unknown = sorted(set(weights) - set(COMPONENTS))
+    if unknown:
+        raise ConfigError(
+            f"ADAPTIVE_SUFFICIENCY_WEIGHTS: unknown part(s) {', '.join(unknown)}; parts are {', '.join(COMPONENTS)}"
+        )
+    criteria = tuple(c.lower() for c in parse_list(_get(settings, "ADAPTIVE_STOP_CRITERIA"), "ADAPTIVE_STOP_CRITERIA"))
+    for criterion in criteria:
+        if criterion not in STOP_CRITERIA:
+            raise ConfigError(
+                f"ADAPTIVE_STOP_CRITERIA: unknown criterion {criterion!r}; choose from {', '.join(STOP_CRITERIA)}"
+            )
+    report = _get(settings, "ADAPTIVE_SUFFICIENCY_REPORT")
+    return {
+        "sufficiency_strategy": _choice(settings, "ADAPTIVE_SUFFICIENCY_STRATEGY", STRATEGIES),
+        "sufficiency_evidence": n(settings, "ADAPTIVE_SUFFICIENCY_EVIDENCE", float, 0.0, 1000.0, low_open=True),
+        "sufficiency_subsets": n(settings, "ADAPTIVE_SUFFICIENCY_SUBSETS", int, 2, 10000),
+        "sufficiency_window": n(settings, "ADAPTIVE_SUFFICIENCY_WINDOW", int, 1, 100000),
+        "sufficiency_answer_relevance": n(
+            settings, "ADAPTIVE_SUFFICIENCY_ANSWER_RELEVANCE", float, 0.0, 1.0, low_open=True
+        ),
+        "sufficiency_combine": _choice(settings, "ADAPTIVE_SUFFICIENCY_COMBINE", COMBINATIONS),
+        "sufficiency_weights": weights,
+        "sufficiency_log_interval": n(settings, "ADAPTIVE_SUFFICIENCY_LOG_INTERVAL", float, 0.0),
+        "sufficiency_report": "" if report in (None, False) else str(report).strip(),
+        "linkvalue_parent_weight": n(settings, "ADAPTIVE_LINKVALUE_PARENT_WEIGHT", float, 0.0, 1.0),
+        "linkvalue_depth_decay": n(settings, "ADAPTIVE_LINKVALUE_DEPTH_DECAY", float, 0.0),
+        "linkvalue_query_penalty": n(settings, "ADAPTIVE_LINKVALUE_QUERY_PENALTY", float, 0.0, 1.0),
+        "linkvalue_new_domain": n(settings, "ADAPTIVE_LINKVALUE_NEW_DOMAIN", float, 0.0, 1.0),
+        "self_stop": _bool(settings, "ADAPTIVE_SELF_STOP"),
+        "stop_criteria": criteria,
+        "stop_threshold": n(settings, "ADAPTIVE_STOP_THRESHOLD", float, 0.0, 1.0),
+        "stop_plateau_window": n(settings, "ADAPTIVE_STOP_PLATEAU_WINDOW", int, 1),
+        "stop_plateau_epsilon": n(settings, "ADAPTIVE_STOP_PLATEAU_EPSILON", float, 0.0, 1.0),
+        "stop_min_gain": n(settings, "ADAPTIVE_STOP_MIN_GAIN", float, 0.0, 1.0),
+        "stop_patience": n(settings, "ADAPTIVE_STOP_PATIENCE", int, 1),
+        "stop_min_pages": n(settings, "ADAPTIVE_STOP_MIN_PAGES", int, 0),
+    }

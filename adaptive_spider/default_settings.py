@@ -155,3 +155,45 @@ ADAPTIVE_ROBOTSTXT_CRAWL_DELAY_MAX = 30
 ADAPTIVE_REPORT = True
 #: Also write the report as JSON to this file ("": no file).
 ADAPTIVE_REPORT_FILE = ""
+# --- sufficiency: when the crawl knows enough (adaptive_spider.sufficiency, .linkvalue, .pipelines) ---
+#: How the knowledge base is judged: "statistical" (query-term evidence; no model).
+ADAPTIVE_SUFFICIENCY_STRATEGY = "statistical"
+#: D: pages' worth of evidence at which a query term counts as covered.
+ADAPTIVE_SUFFICIENCY_EVIDENCE = 2.0
+#: Bootstrap subsets of the consistency estimate.
+ADAPTIVE_SUFFICIENCY_SUBSETS = 32
+#: Pages over which saturation smooths the new information per page.
+ADAPTIVE_SUFFICIENCY_WINDOW = 10
+#: rho: relevance of a page about the whole query (DomainCoverage reaches 1 there).
+ADAPTIVE_SUFFICIENCY_ANSWER_RELEVANCE = 0.8
+#: How IS combines coverage, consistency and 1 - redundancy: min, mean or geometric.
+ADAPTIVE_SUFFICIENCY_COMBINE = "min"
+#: Weights of the IS parts (coverage, consistency, redundancy, domain_coverage; 0 leaves one out).
+ADAPTIVE_SUFFICIENCY_WEIGHTS = {}
+#: Seconds between progress lines (0: LOGSTATS_INTERVAL).
+ADAPTIVE_SUFFICIENCY_LOG_INTERVAL = 0
+#: Write a JSON report at close: "" (no), "auto" (next to the feed file), or a path.
+ADAPTIVE_SUFFICIENCY_REPORT = ""
+#: lambda: weight of the linking page's relevance in a link's relevance.
+ADAPTIVE_LINKVALUE_PARENT_WEIGHT = 0.3
+#: delta: authority lost per URL path segment beyond the first.
+ADAPTIVE_LINKVALUE_DEPTH_DECAY = 0.1
+#: Authority factor of a URL with a query string.
+ADAPTIVE_LINKVALUE_QUERY_PENALTY = 0.5
+#: Authority factor of a link to a domain no page has come from yet.
+ADAPTIVE_LINKVALUE_NEW_DOMAIN = 0.5
+#: Stop the crawl when it knows enough (False: only Scrapy's CLOSESPIDER_* budgets stop it).
+ADAPTIVE_SELF_STOP = True
+#: The stop criteria in use: sufficient, plateau, no_promising_links.
+ADAPTIVE_STOP_CRITERIA = ["sufficient", "plateau", "no_promising_links"]
+#: theta: "sufficient" once IS >= theta.
+ADAPTIVE_STOP_THRESHOLD = 0.75
+#: "plateau" once IS gained less than EPSILON over the last WINDOW pages.
+ADAPTIVE_STOP_PLATEAU_WINDOW = 20
+ADAPTIVE_STOP_PLATEAU_EPSILON = 0.01
+#: "no_promising_links" once the best expected gain of a queued or in-flight link stays below
+#: MIN_GAIN for PATIENCE pages in a row.
+ADAPTIVE_STOP_MIN_GAIN = 0.05
+ADAPTIVE_STOP_PATIENCE = 3
+#: No self-stop before this many pages.
+ADAPTIVE_STOP_MIN_PAGES = 10

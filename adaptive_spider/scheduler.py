@@ -35,6 +35,7 @@ from adaptive_spider.config import AdaptiveConfig
 from adaptive_spider.frontier.base import link_prior
 from adaptive_spider.frontier.frontier import Frontier
 from adaptive_spider.frontier.journal import ADD, DONE, SEQ_KEY, TAKE, FrontierJournal, replay, requests_in_progress
+from adaptive_spider.linkvalue import GAIN_KEY
 from adaptive_spider.state import DECISION_KEY, PARENT_KEY, CrawlState, domain_of
 
 if TYPE_CHECKING:
@@ -88,6 +89,7 @@ class AdaptiveScheduler(BaseScheduler):
         self.state.frontier = self.frontier
         if self.jobdir:
             self._load()
+        self._track_link_values()
         logger.info(
             "AdaptiveScheduler: strategy %s, %d queued", self.config.strategy, len(self), extra={"spider": spider}
         )
@@ -119,7 +121,12 @@ class AdaptiveScheduler(BaseScheduler):
         return True
 
     def _add(self, request: Request) -> int:
-        return self.frontier.add(request, *self._link_context(request))
+        static, domain_id, parent, prior = self._link_context(request)
+        entry = self.frontier.add(request, static, domain_id, parent, prior)
+        anchor = request.meta.get("link_text") or ""
+        parent_score = float(static[F.STATIC_NAMES.index("parent_score")])
+        self.state.knowledge.links.add(entry, anchor if isinstance(anchor, str) else "", request.url, parent_score, domain_id)
+        return entry
 
     def _link_context(self, request: Request) -> tuple:
         """``(static features, domain id, parent page id, link prior)`` of a new request.
@@ -159,6 +166,7 @@ class AdaptiveScheduler(BaseScheduler):
                 return None
         request, decision = self.ready.popleft()
         self._released += 1
+        self.state.knowledge.links.dispatch(request)
         self._inc("released")
         if self.journal is not None:
             self._journal_take(request)
@@ -189,6 +197,7 @@ class AdaptiveScheduler(BaseScheduler):
                 "features": [round(float(v), 5) for v in choice.features],
             }
             request.meta[DECISION_KEY] = decision
+            request.meta[GAIN_KEY] = round(self.state.knowledge.links.release(choice.entry, request), 6)
             self.ready.append((request, decision))
 
     def _hold_below(self) -> float | None:
@@ -205,6 +214,19 @@ class AdaptiveScheduler(BaseScheduler):
             return len(self.crawler.engine.downloader.active)
         except (AttributeError, TypeError, RuntimeError):  # no engine yet (tests, simulations)
             return 0
+
+    # -- sufficiency: keep the link values (adaptive_spider.linkvalue) in step with the frontier --
+    def _track_link_values(self) -> None:
+        """Let the link values see entries the frontier drops, and value what JOBDIR restored."""
+        links = self.state.knowledge.links
+        store = self.frontier.store
+        links.bind(lambda entry: entry < len(store.requests) and store.requests[entry] is not None)
+        for entry in store.live_ids():
+            request = store.requests[entry]
+            anchor = request.meta.get("link_text") or ""
+            parent = request.meta.get(PARENT_KEY, -1)
+            parent_score = self.state.parent_score(parent if isinstance(parent, int) else -1)
+            links.add(int(entry), anchor if isinstance(anchor, str) else "", request.url, parent_score, int(store.domain[entry]))
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:

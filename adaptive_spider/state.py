@@ -20,6 +20,7 @@ from adaptive_spider.domains import DomainProfiles
 from adaptive_spider.pagelog import PageLog
 from adaptive_spider.pagetext import content_sha1, page_fields
 from adaptive_spider.relevance import PageFields, QueryTerms, RelevanceScorer
+from adaptive_spider.sufficiency import KnowledgeState
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +67,8 @@ class CrawlState:
         self.n_relevant = 0
         self.n_fetched = 0
         self._analyses: WeakKeyDictionary = WeakKeyDictionary()
+        # -- sufficiency: the knowledge base's statistics and the queued links' expected gain --
+        self.knowledge = KnowledgeState.from_config(config, self.terms, self.domains)
 
     @classmethod
     def of(cls, crawler) -> CrawlState:
@@ -143,6 +146,7 @@ class CrawlState:
             "pages": self.pages.state_dict(),
             "n_relevant": self.n_relevant,
             "n_fetched": self.n_fetched,
+            "knowledge": self.knowledge.state_dict(),
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -151,3 +155,5 @@ class CrawlState:
         self.pages.load_state_dict(state["pages"])
         self.n_relevant = state["n_relevant"]
         self.n_fetched = state["n_fetched"]
+        if "knowledge" in state:
+            self.knowledge.load_state_dict(state["knowledge"])

@@ -90,6 +90,7 @@ def crawl_settings(strategy: str, budget: int, seed: int, extra: dict):
         "ROBOTSTXT_OBEY": True,
         "RETRY_ENABLED": False,
         "HTTPPROXY_ENABLED": True,
+        "ADAPTIVE_SELF_STOP": False,  # the metrics need whole crawls to the budget
     }
     if strategy == STOCK:
         common.update(

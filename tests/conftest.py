@@ -26,6 +26,8 @@ TEST_SETTINGS = {
     "REMOTE_CONTROL_ENABLED": False,
     "TELNETCONSOLE_ENABLED": False,
     "ROBOTSTXT_OBEY": False,
+    # Whole crawls to their budget; the sufficiency tests turn the self-stop on.
+    "ADAPTIVE_SELF_STOP": False,
 }
 
 

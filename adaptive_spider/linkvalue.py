@@ -1,0 +1,287 @@
+"""Link value: the expected information gain of fetching a queued link.
+
+    ExpectedGain(l) = Relevance(l, Q) x Novelty(l, K) x Authority(l)
+
+- ``Relevance(l, Q) = sim + (1 - sim) * lambda * r(parent)``: ``sim`` is the
+  importance ``v(t)`` (see :mod:`adaptive_spider.sufficiency`) of the query terms
+  in the link's *preview* (anchor text and URL words), summed; a link on a
+  relevant page is worth something even when its words say nothing (topical
+  locality, ``lambda``: ``parent_weight``);
+- ``Novelty(l, K) = 1 - Consistency(K, Q) x sum_{t in P} v(t) cov(t) / sum_{t in P} v(t)``
+  over the preview's query terms ``P``: the preview's similarity to K measured in
+  the query's terms (how well K covers what the link promises, and how firmly);
+  a preview without query terms promises the query in general and uses
+  ``Coverage(K, Q)`` in place of the sum. A page on a covered topic still adds
+  corroboration while the evidence is thin (low consistency). It costs
+  O(preview terms), never a loop over pages;
+- ``Authority(l) = structure x domain``: ``structure = 1 / (1 + delta * max(0,
+  path_depth - 1))``, halved (``query_penalty``) for a URL with a query string
+  (listings, searches, session variants); ``domain = (1 - failure_rate) x
+  min(1, (d + 0.05) / (c + 0.05))`` with ``d`` the domain's mean page relevance
+  smoothed toward the crawl's mean ``c`` over 5 pseudo-pages, times
+  ``new_domain`` for a domain no page has come from yet (leaving the site for
+  one the crawl knows nothing about is a gamble).
+
+:class:`LinkValues` keeps every queued link's gain in a max-heap. Novelty only
+falls as the knowledge base grows, so the heap re-evaluates lazily: the top entry
+is recomputed when the knowledge base changed since its value was computed, and
+pushed back if it lost its place. :meth:`LinkValues.best` is therefore cheap at
+any time; it feeds the ``no_promising_links`` stop.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from adaptive_spider.features import path_depth
+from adaptive_spider.relevance import QueryTerms, url_words
+
+#: request.meta key with a request's expected gain when it left the frontier.
+GAIN_KEY = "adaptive_gain"
+_RELEASED_KEPT = 4096
+_DOMAIN_PSEUDO_PAGES = 5.0
+_DOMAIN_SMOOTHING = 0.05
+
+
+# -- pure functions ------------------------------------------------------------------------
+def preview_terms(terms: QueryTerms, anchor: str, url: str) -> tuple[int, ...]:
+    """Indexes of the query terms in a link's anchor text and URL words."""
+    if not len(terms):
+        return ()
+    present = terms.present(f"{(anchor or '').lower()} {url_words(url)}")
+    return tuple(int(i) for i in np.flatnonzero(present))
+
+
+def link_relevance(similarity: float, parent_relevance: float, parent_weight: float) -> float:
+    return similarity + (1.0 - similarity) * parent_weight * parent_relevance
+
+
+def link_novelty(
+    term_ids, importance: np.ndarray, covered: np.ndarray, overall_coverage: float, consistency: float = 1.0
+) -> float:
+    """``1 - Consistency x`` (importance-weighted coverage of the preview's terms)."""
+    known = overall_coverage
+    if term_ids:
+        weights = importance[list(term_ids)]
+        total = float(weights.sum())
+        if total > 0:
+            known = float(np.dot(weights, covered[list(term_ids)])) / total
+    return 1.0 - consistency * known
+
+
+def structure_authority(url: str, depth_decay: float, query_penalty: float) -> float:
+    value = 1.0 / (1.0 + depth_decay * max(0, path_depth(url) - 1))
+    return value * query_penalty if urlsplit(url).query else value
+
+
+def domain_authority(
+    failure_rate: float, relevance_sum: float, pages: int, crawl_relevance: float, new_domain: float = 0.5
+) -> float:
+    mean = (relevance_sum + _DOMAIN_PSEUDO_PAGES * crawl_relevance) / (pages + _DOMAIN_PSEUDO_PAGES)
+    value = (1.0 - failure_rate) * min(1.0, (mean + _DOMAIN_SMOOTHING) / (crawl_relevance + _DOMAIN_SMOOTHING))
+    return value if pages > 0 else value * new_domain
+
+
+def expected_gain(relevance: float, novelty: float, authority: float) -> float:
+    return relevance * novelty * authority
+
+
+# -- the queue of link values --------------------------------------------------------------
+@dataclass(frozen=True)
+class KnowledgeView:
+    """What link values read from the knowledge base (see SufficiencyEstimator.view)."""
+
+    importance: np.ndarray
+    covered: np.ndarray
+    coverage: float
+    consistency: float
+    version: int
+
+
+class _Link:
+    __slots__ = ("token", "url", "terms", "parent_relevance", "structure", "domain_id")
+
+    def __init__(self, token, url, terms, parent_relevance, structure, domain_id):
+        self.token = token
+        self.url = url
+        self.terms = terms
+        self.parent_relevance = parent_relevance
+        self.structure = structure
+        self.domain_id = domain_id
+
+
+class LinkValues:
+    """Expected gain of every queued link, and the best of them at any time.
+
+    Parameters
+    ----------
+    terms : QueryTerms
+        The query's terms (the crawl's ``CrawlState.terms``).
+    view : callable
+        Returns the knowledge base's :class:`KnowledgeView` (term importance,
+        term coverage, Coverage, Consistency and a version that changes
+        whenever they move).
+    domain_stats : callable, optional
+        ``domain_id -> (failure_rate, relevance_sum, pages, crawl_relevance)``.
+    parent_weight, depth_decay, query_penalty, new_domain : float
+        ``lambda``, ``delta``, the query-string and the new-domain factors of the formulas above.
+    max_refresh : int
+        Most re-evaluations per :meth:`best` call; beyond it the answer is the
+        top's last value, an upper bound (a stop is delayed, never hastened).
+    """
+
+    def __init__(
+        self,
+        terms: QueryTerms,
+        view: Callable[[], KnowledgeView],
+        domain_stats: Callable | None = None,
+        *,
+        parent_weight: float = 0.3,
+        depth_decay: float = 0.1,
+        query_penalty: float = 0.5,
+        new_domain: float = 0.5,
+        max_refresh: int = 64,
+    ):
+        self.terms = terms
+        self.view = view
+        self.domain_stats = domain_stats
+        self.parent_weight = parent_weight
+        self.depth_decay = depth_decay
+        self.query_penalty = query_penalty
+        self.new_domain = new_domain
+        self.max_refresh = max_refresh
+        self.links: dict[int, _Link] = {}
+        self.ready: dict = {}  # released requests not yet handed to the engine
+        self.pending: dict = {}  # released requests (ready or in flight) -> their link, re-valued when asked
+        self._released: dict[str, float] = {}  # URL -> gain when it left the frontier (recent ones)
+        self._heap: list[tuple[float, int, int, int]] = []
+        #: Links ever added (0: no scheduler keeps link values).
+        self.added = 0
+        self._is_queued: Callable[[int], bool] = lambda entry: True
+
+    def __len__(self) -> int:
+        return len(self.links)
+
+    def bind(self, is_queued: Callable[[int], bool]) -> None:
+        """Tell the queue how to see that an entry left the frontier without
+        :meth:`release` (dropped by a domain filter)."""
+        self._is_queued = is_queued
+
+    # -- values ------------------------------------------------------------------------
+    def estimate(self, anchor: str, url: str, parent_relevance: float = 0.0, domain_id: int | None = None) -> float:
+        """Expected gain of any link, queued or not."""
+        link = _Link(0, url, preview_terms(self.terms, anchor, url), parent_relevance,
+                     structure_authority(url, self.depth_decay, self.query_penalty), domain_id)
+        return self._gain(link, self.view())
+
+    def _gain(self, link: _Link, view: KnowledgeView) -> float:
+        similarity = float(view.importance[list(link.terms)].sum()) if link.terms else 0.0
+        relevance = link_relevance(min(1.0, similarity), link.parent_relevance, self.parent_weight)
+        novelty = link_novelty(link.terms, view.importance, view.covered, view.coverage, view.consistency)
+        authority = link.structure
+        if self.domain_stats is not None and link.domain_id is not None and link.domain_id >= 0:
+            authority *= domain_authority(*self.domain_stats(link.domain_id), self.new_domain)
+        return expected_gain(relevance, novelty, authority)
+
+    def gain(self, entry: int) -> float | None:
+        """Current expected gain of a queued frontier entry (None: not queued)."""
+        link = self.links.get(entry)
+        if link is None:
+            return None
+        return self._gain(link, self.view())
+
+    # -- the queue -----------------------------------------------------------------------
+    def add(self, entry: int, anchor: str, url: str, parent_relevance: float, domain_id: int | None = None) -> float:
+        """A link joined the frontier as ``entry``; returns its gain."""
+        self.added += 1
+        link = _Link(self.added, url, preview_terms(self.terms, anchor, url), float(parent_relevance),
+                     structure_authority(url, self.depth_decay, self.query_penalty), domain_id)
+        self.links[entry] = link
+        view = self.view()
+        value = self._gain(link, view)
+        heapq.heappush(self._heap, (-value, link.token, entry, view.version))
+        self._compact()
+        return value
+
+    def release(self, entry: int, request=None) -> float:
+        """The entry left the frontier for the ready queue; returns its current gain."""
+        value = self.gain(entry) or 0.0
+        link = self.links.pop(entry, None)
+        if request is not None:
+            self.ready[request] = True
+            if link is not None:
+                self.pending[request] = link
+            self._released[request.url] = value
+            if len(self._released) > _RELEASED_KEPT:  # fetches that never gave a page
+                del self._released[next(iter(self._released))]
+        self._compact()
+        return value
+
+    def released_gain(self, url: str) -> float | None:
+        """The gain a fetched URL had when it left the frontier (None: unknown), forgotten once asked."""
+        return self._released.pop(url, None)
+
+    def dispatch(self, request) -> None:
+        """The request left the ready queue for the engine."""
+        self.ready.pop(request, None)
+
+    def best(self) -> float:
+        """The highest current gain among queued links (0.0 when none is queued)."""
+        return self.best_link()[0]
+
+    def best_link(self) -> tuple[float, str | None]:
+        """The highest current gain among queued links and that link's URL."""
+        heap = self._heap
+        view = self.view()
+        version = view.version
+        for _ in range(self.max_refresh + 1):
+            if not heap:
+                return 0.0, None
+            negative, token, entry, seen = heap[0]
+            link = self.links.get(entry)
+            if link is None or link.token != token or not self._is_queued(entry):
+                heapq.heappop(heap)
+                if link is not None and link.token == token:
+                    del self.links[entry]
+                continue
+            if seen == version:
+                return -negative, link.url
+            heapq.heapreplace(heap, (-self._gain(link, view), token, entry, version))
+        if not heap:
+            return 0.0, None
+        link = self.links.get(heap[0][2])
+        return -heap[0][0], link.url if link is not None else None
+
+    def best_pending(self, in_flight=None) -> float:
+        """Best current gain among queued, ready and in-flight requests (``in_flight``:
+        the requests being downloaded, e.g. the downloader's ``active`` set)."""
+        return self.best_pending_link(in_flight)[0]
+
+    def best_pending_link(self, in_flight=None) -> tuple[float, str | None]:
+        """:meth:`best_pending` and the URL of that link."""
+        candidates = [self.best_link()]
+        released = [*self.ready, *(in_flight or ())]
+        if released:
+            view = self.view()
+            for request in released:
+                link = self.pending.get(request)
+                if link is not None:
+                    candidates.append((self._gain(link, view), request.url))
+                else:  # released before these link values existed (a resumed JOBDIR)
+                    candidates.append((float(request.meta.get(GAIN_KEY, 0.0) or 0.0), request.url))
+        if in_flight is not None:  # everything else released has come back
+            self.pending = {request: self.pending[request] for request in released if request in self.pending}
+        return max(candidates, key=lambda pair: pair[0])
+
+    def _compact(self) -> None:
+        """Drop dead heap items once they outnumber the live ones."""
+        if len(self._heap) < 1024 or len(self._heap) < 2 * len(self.links):
+            return
+        alive = {entry: link.token for entry, link in self.links.items()}
+        self._heap = [item for item in self._heap if alive.get(item[2]) == item[1]]
+        heapq.heapify(self._heap)

@@ -1,0 +1,252 @@
+"""Item pipelines of a focused crawl.
+
+:class:`SufficiencyPipeline` feeds every page item into the crawl's knowledge
+base statistics (:mod:`adaptive_spider.sufficiency`) and stops the crawl when it
+knows enough, each criterion with its own ``finish_reason``:
+
+- ``sufficient``: IS(K, Q) >= ``ADAPTIVE_STOP_THRESHOLD``;
+- ``plateau``: IS gained less than ``ADAPTIVE_STOP_PLATEAU_EPSILON`` over the
+  last ``ADAPTIVE_STOP_PLATEAU_WINDOW`` *promising* pages: pages fetched with an
+  expected gain of at least ``ADAPTIVE_STOP_MIN_GAIN`` (the information they
+  promised did not come); pages fetched while exploring do not count, so a
+  crawl still searching for the query's region does not stop on a plateau
+  (without link values, every page counts);
+- ``no_promising_links``: the best expected gain of a queued, ready or
+  in-flight link (:mod:`adaptive_spider.linkvalue`) stayed below
+  ``ADAPTIVE_STOP_MIN_GAIN`` for ``ADAPTIVE_STOP_PATIENCE`` pages in a row.
+
+None fires before ``ADAPTIVE_STOP_MIN_PAGES`` pages; ``ADAPTIVE_STOP_CRITERIA``
+chooses the criteria and ``ADAPTIVE_SELF_STOP = False`` turns them all off, so
+that only Scrapy's ``CLOSESPIDER_*`` budgets (which always apply) end the crawl.
+Raising CloseSpider in a pipeline does not stop Scrapy 2.19, so the pipeline
+asks the engine to close the spider.
+
+It also logs a progress line every ``ADAPTIVE_SUFFICIENCY_LOG_INTERVAL`` seconds
+(``LOGSTATS_INTERVAL`` by default), puts a summary in the stats under
+``adaptive/sufficiency/`` at close and, with ``ADAPTIVE_SUFFICIENCY_REPORT``,
+writes a JSON report (``auto``: next to the feed file).
+
+Only page items count: the ``focused`` spider's PageItem or any item with
+``url`` and a numeric ``relevance``; template documents (items with a
+``template`` key) and other items pass through untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from collections import deque
+
+from itemadapter import ItemAdapter
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.asyncio import create_looping_call
+from scrapy.utils.defer import deferred_from_coro
+
+from adaptive_spider.state import CrawlState
+from adaptive_spider.sufficiency import PageText, is_page_item
+
+logger = logging.getLogger(__name__)
+
+STATS_PREFIX = "adaptive/sufficiency"
+_AUTO = ("auto", "true", "yes", "1")
+
+
+class SufficiencyPipeline:
+    """Keeps the knowledge base's sufficiency statistics and stops the crawl when it knows enough."""
+
+    def __init__(self, crawler, state: CrawlState, log_interval: float = 60.0):
+        self.crawler = crawler
+        self.state = state
+        self.config = state.config
+        self.knowledge = state.knowledge
+        self.estimator = state.knowledge.estimator
+        self.log_interval = log_interval
+        self.stop_reason: str | None = None
+        self._low_gain_pages = 0
+        # IS after each promising page, for the plateau criterion.
+        self._promising: deque = deque(maxlen=state.config.stop_plateau_window + 1)
+        self._closing = None
+        self._task = None
+
+    @classmethod
+    def from_crawler(cls, crawler) -> SufficiencyPipeline:
+        state = CrawlState.of(crawler)
+        if not len(state.terms):
+            raise NotConfigured("SufficiencyPipeline: the query has no terms (ADAPTIVE_QUERY or -a query=...)")
+        interval = state.config.sufficiency_log_interval or crawler.settings.getfloat("LOGSTATS_INTERVAL")
+        pipeline = cls(crawler, state, interval)
+        crawler.signals.connect(pipeline.spider_closed, signal=signals.spider_closed)
+        return pipeline
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def open_spider(self, spider=None) -> None:
+        if self.log_interval > 0:
+            self._task = create_looping_call(self.log_progress)
+            self._task.start(self.log_interval, now=False)
+
+    def process_item(self, item, spider=None):
+        if not ItemAdapter.is_item(item):
+            return item
+        adapter = ItemAdapter(item)
+        if not is_page_item(adapter):
+            return item
+        page = PageText.from_item(adapter)
+        self.estimator.update(page)
+        self._track_promise(page.url)
+        if logger.isEnabledFor(logging.DEBUG):
+            gain, url = self.best_link() if self._has_link_values() else (0.0, None)
+            logger.debug(
+                "Sufficiency after %s (relevance %.3f): IS %.3f, best gain %.3f (%s)",
+                page.url, page.relevance, self.estimator.metrics().sufficiency, gain, url,
+                extra={"spider": self.crawler.spider},
+            )
+        if self.config.self_stop and self._closing is None:
+            reason = self.stop_criterion()
+            if reason:
+                self.stop(reason)
+        return item
+
+    def spider_closed(self, spider, reason: str) -> None:
+        if self._task is not None and self._task.running:
+            self._task.stop()
+        summary = self.summary()
+        stats = self.crawler.stats
+        for key, value in summary.items():
+            stats.set_value(f"{STATS_PREFIX}/{key}", value)
+        logger.info("Sufficiency at close (%s): %s", reason, self.progress_text(summary), extra={"spider": spider})
+        path = self.report_path()
+        if path is not None:
+            self.write_report(path, reason, summary)
+
+    # -- stopping ----------------------------------------------------------------------------
+    def _track_promise(self, url: str) -> None:
+        released = self.knowledge.links.released_gain(url) if self._has_link_values() else None
+        if not self._has_link_values() or (released is not None and released >= self.config.stop_min_gain):
+            self._promising.append(self.estimator.metrics().sufficiency)
+
+    def plateau(self) -> bool:
+        """IS grew by less than epsilon over the last WINDOW promising pages."""
+        history = self._promising
+        return len(history) == history.maxlen and history[-1] - history[0] < self.config.stop_plateau_epsilon
+
+    def stop_criterion(self) -> str | None:
+        """The first stop criterion that holds now, or None."""
+        config = self.config
+        metrics = self.estimator.metrics()
+        criteria = config.stop_criteria
+        low_gain = "no_promising_links" in criteria and self._has_link_values() and self.best_gain() < config.stop_min_gain
+        # Counted on every page, so PATIENCE means consecutive pages.
+        self._low_gain_pages = self._low_gain_pages + 1 if low_gain else 0
+        if metrics.pages < config.stop_min_pages:
+            return None
+        if "sufficient" in criteria and metrics.sufficiency >= config.stop_threshold:
+            return "sufficient"
+        if "plateau" in criteria and self.plateau():
+            return "plateau"
+        if self._low_gain_pages >= config.stop_patience:
+            return "no_promising_links"
+        return None
+
+    def stop(self, reason: str) -> None:
+        """Close the spider through the engine with ``reason`` as its finish_reason."""
+        self.stop_reason = reason
+        logger.info(
+            "Sufficiency: stopping the crawl (%s): %s", reason, self.progress_text(self.summary()),
+            extra={"spider": self.crawler.spider},
+        )
+        self._closing = deferred_from_coro(self.crawler.engine.close_spider_async(reason=reason))
+        self._closing.addErrback(
+            lambda failure: logger.error("Sufficiency: could not close the spider: %s", failure.getErrorMessage())
+        )
+
+    def _has_link_values(self) -> bool:
+        """Whether a scheduler keeps link values (the AdaptiveScheduler); without one there
+        is no frontier to judge."""
+        return self.knowledge.links.added > 0
+
+    def best_gain(self) -> float:
+        return self.best_link()[0]
+
+    def best_link(self) -> tuple[float, str | None]:
+        """Best expected gain of a queued, ready or in-flight link, and its URL."""
+        return self.knowledge.links.best_pending_link(self.in_flight())
+
+    def in_flight(self) -> list:
+        """Requests the engine has taken from the scheduler and not finished with:
+        downloading, or downloaded and waiting to be parsed (their pages may still
+        bring what the query lacks)."""
+        engine = getattr(self.crawler, "engine", None)
+        # The engine slot's in-progress set covers download and scraping (Scrapy 2.13-2.19);
+        # the downloader's active set, download only.
+        slot = getattr(engine, "_slot", None)
+        requests = getattr(slot, "inprogress", None)
+        if requests is None:
+            requests = getattr(getattr(engine, "downloader", None), "active", ())
+        return list(requests or ())
+
+    # -- progress and reports ------------------------------------------------------------------
+    def summary(self) -> dict:
+        summary = self.estimator.metrics().as_dict()
+        summary["best_gain"] = round(self.best_gain(), 4) if self._has_link_values() else None
+        if self.stop_reason:
+            summary["stop_reason"] = self.stop_reason
+        return summary
+
+    def progress_text(self, summary: dict) -> str:
+        best = summary.get("best_gain")
+        return (
+            f"{summary['pages']} pages ({summary['relevant_pages']} relevant, harvest rate {summary['harvest_rate']:.2f}), "
+            f"coverage {summary['coverage']:.2f}, consistency {summary['consistency']:.2f}, "
+            f"saturation {summary['saturation']:.2f}, confidence (IS) {summary['sufficiency']:.2f}"
+            f"/{self.config.stop_threshold:.2f}, best frontier gain {'n/a' if best is None else f'{best:.3f}'}"
+        )
+
+    def log_progress(self) -> None:
+        logger.info("Sufficiency: %s", self.progress_text(self.summary()), extra={"spider": self.crawler.spider})
+
+    def report_path(self) -> Path | None:
+        """Where the JSON report goes: ADAPTIVE_SUFFICIENCY_REPORT, or next to the feed for ``auto``."""
+        setting = self.config.sufficiency_report
+        if not setting:
+            return None
+        if setting.lower() not in _AUTO:
+            return Path(setting)
+        for uri in self.crawler.settings.getdict("FEEDS"):
+            uri = str(uri)
+            if "%(" in uri or ("://" in uri and not uri.startswith("file://")):
+                continue
+            feed = Path(uri.removeprefix("file://"))
+            return feed.with_name(feed.name.split(".")[0] + ".sufficiency.json")
+        return Path("sufficiency.json")
+
+    def write_report(self, path: Path, reason: str, summary: dict) -> None:
+        config = self.config
+        report = {
+            "query": config.query,
+            "keywords": list(config.keywords),
+            "finish_reason": reason,
+            "stop_reason": self.stop_reason,
+            "summary": summary,
+            "stop_settings": {
+                "self_stop": config.self_stop,
+                "criteria": list(config.stop_criteria),
+                "threshold": config.stop_threshold,
+                "plateau_window": config.stop_plateau_window,
+                "plateau_epsilon": config.stop_plateau_epsilon,
+                "min_gain": config.stop_min_gain,
+                "patience": config.stop_patience,
+                "min_pages": config.stop_min_pages,
+            },
+            **self.estimator.report(),
+            "sufficiency_by_page": [round(value, 4) for value in self.estimator.history],
+        }
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(report, indent=1), encoding="utf-8")
+        except OSError as exc:
+            logger.error("Sufficiency: could not write the report %s: %s", path, exc)
+            return
+        logger.info("Sufficiency: report written to %s", path)

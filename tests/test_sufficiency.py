@@ -1,0 +1,251 @@
+"""Sufficiency metrics on hand-computed cases, the incremental estimator, and
+the offline recomputation of a saved knowledge base."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from adaptive_spider.relevance import QueryTerms
+from adaptive_spider.sufficiency import (
+    PageText,
+    SufficiencyEstimator,
+    combine,
+    consistency,
+    coverage,
+    domain_coverage,
+    evaluate_knowledge_base,
+    hamming,
+    inverse_document_frequency,
+    is_page_item,
+    read_knowledge_base,
+    redundancy,
+    saturation,
+    simhash,
+    term_coverage,
+    term_importance,
+    term_saturation,
+    trimmed_mean,
+)
+
+WORDS = "the river boat carried grain along quiet banks while herons watched from reeds near old mills".split()
+
+
+def text(n: int, seed: int = 0) -> str:
+    rng = np.random.default_rng(seed)
+    return " ".join(rng.choice(WORDS, n))
+
+
+# -- pure functions, by hand -----------------------------------------------------------
+def test_term_coverage_is_log_df_normalised_by_the_evidence_target():
+    covered = term_coverage(np.array([0.0, 1.0, 3.0, 7.0]), evidence_target=3.0)
+    assert covered == pytest.approx([0.0, math.log(2) / math.log(4), 1.0, 1.0])
+
+
+def test_coverage_weighs_terms_by_importance():
+    importance = term_importance(np.array([1.0, 1.0]), np.array([3.0, 1.0]))
+    assert importance == pytest.approx([0.75, 0.25])
+    assert coverage(importance, np.array([1.0, 0.0])) == pytest.approx(0.75)
+
+
+def test_idf_matches_the_relevance_scorers_formula():
+    assert inverse_document_frequency(3, np.array([0.0, 3.0])) == pytest.approx(
+        [math.log(1 + 4 / 0.5), math.log(1 + 4 / 3.5)]
+    )
+
+
+def test_term_saturation_weighs_fields():
+    counts = np.array([[1, 0], [0, 0], [0, 2], [0, 0]], dtype=float)  # title, headings, body, url
+    weights = np.array([4.0, 2.0, 1.0, 2.0])
+    assert term_saturation(counts, weights, k1=1.0) == pytest.approx([4 / 5, 2 / 3])
+
+
+@pytest.mark.parametrize(
+    ("answers", "expected"),
+    [([0.5, 0.5, 0.5], 1.0), ([0.0, 1.0], 0.0), ([0.2, 0.4], 1 - 4 * 0.01), ([0.7], 0.0)],
+)
+def test_consistency_is_one_minus_four_times_the_variance(answers, expected):
+    assert consistency(np.array(answers)) == pytest.approx(expected)
+
+
+def test_trimmed_mean_drops_the_largest_value_only():
+    assert trimmed_mean([9.0, 0.0, 0.0, 0.0]) == 0.0
+    assert trimmed_mean([1.0, 2.0, 3.0]) == pytest.approx(1.5)
+    assert trimmed_mean([]) == 0.0
+
+
+def test_saturation_redundancy_domain_coverage():
+    assert saturation(0.25, 1.0) == pytest.approx(0.75)
+    assert saturation(0.0, 0.0) == 0.0  # nothing informative yet: not saturated
+    assert redundancy(0.5, 2.0) == pytest.approx(0.25) and redundancy(0.0, 0.0) == 0.0
+    assert domain_coverage(0.6, 0.8) == pytest.approx(0.75) and domain_coverage(0.9, 0.8) == 1.0
+
+
+def test_combinations_of_is():
+    parts = {"coverage": 0.9, "consistency": 0.6, "redundancy": 0.2, "domain_coverage": 0.5}
+    assert combine(parts) == pytest.approx(0.6 * 0.5)  # min(0.9, 0.6, 0.8) x 0.5
+    assert combine(parts, "mean") == pytest.approx((0.9 + 0.6 + 0.8) / 3 * 0.5)
+    assert combine(parts, "geometric") == pytest.approx((0.9 * 0.6 * 0.8) ** (1 / 3) * 0.5)
+    weights = {"consistency": 0.0, "domain_coverage": 0.0}
+    assert combine(parts, "min", weights) == pytest.approx(0.8)
+    assert combine(parts, "mean", {"coverage": 3.0}) == pytest.approx((2.7 + 0.6 + 0.8) / 5 * 0.5)
+    with pytest.raises(ValueError, match="unknown combination"):
+        combine(parts, "max")
+
+
+def test_simhash_sees_near_duplicates_and_not_different_texts():
+    base = " ".join(f"w{i}" for i in range(300))
+    edited = base.replace("w7 ", "changed ")
+    other = " ".join(f"v{i}" for i in range(300))
+    assert hamming(simhash(base), simhash(edited)) <= 3
+    assert hamming(simhash(base), simhash(other)) > 10
+    assert simhash(base) == simhash(base.upper())  # case-insensitive, deterministic
+
+
+def test_page_items_are_recognised():
+    assert is_page_item({"url": "http://a.test/", "relevance": 0.4})
+    assert not is_page_item({"url": "http://a.test/", "relevance": 0.4, "template": "products"})
+    assert not is_page_item({"url": "http://a.test/"})
+    assert not is_page_item({"url": "http://a.test/", "relevance": "high"})
+    assert not is_page_item({"name": "something else"})
+
+
+# -- the estimator -------------------------------------------------------------------------
+def page(url, title="", body="", relevance=0.0, headings=()):
+    return {"url": url, "title": title, "headings": list(headings), "text": body, "relevance": relevance}
+
+
+def test_one_page_evidence_by_hand():
+    terms = QueryTerms("alpha beta")
+    estimator = SufficiencyEstimator(terms, evidence_target=2.0, n_subsets=8, k1=1.2)
+    estimator.update(page("http://x.test/p", title="alpha", body="beta beta " + text(20), relevance=0.5))
+    e_alpha = 0.5 * 4 / (1.2 + 4)  # title weight 4
+    e_beta = 0.5 * 2 / (1.2 + 2)  # body weight 1, twice
+    assert estimator.soft_df == pytest.approx([e_alpha, e_beta])
+    metrics = estimator.metrics()
+    # Both terms occur on the one page: equal idf, equal importance.
+    expected = 0.5 * (math.log1p(e_alpha) + math.log1p(e_beta)) / math.log(3)
+    assert metrics.coverage == pytest.approx(expected)
+    assert metrics.domain_coverage == pytest.approx(0.5 / 0.8)
+    assert metrics.pages == 1 and metrics.relevant_pages == 1 and metrics.redundancy == 0.0
+
+
+def test_unrelated_mentions_are_weak_evidence():
+    terms = QueryTerms("alpha beta")
+    estimator = SufficiencyEstimator(terms)
+    for i in range(20):  # pages that mention the words but are not about the query
+        estimator.update(page(f"http://x.test/{i}", body=f"alpha beta {text(200, i)}", relevance=0.02))
+    weak = estimator.metrics()
+    estimator.update(page("http://x.test/answer", title="alpha beta", body="alpha beta " * 10, relevance=0.95))
+    strong = estimator.metrics()
+    assert weak.coverage < 0.2 and weak.sufficiency < 0.01
+    assert strong.coverage > 0.6 and strong.domain_coverage == 1.0
+
+
+def test_corroborated_evidence_is_consistent_and_a_single_source_is_not():
+    terms = QueryTerms("alpha beta")
+    single = SufficiencyEstimator(terms, seed=1)
+    corroborated = SufficiencyEstimator(terms, seed=1)
+    filler = [page(f"http://x.test/f{i}", body=text(100, i), relevance=0.0) for i in range(10)]
+    answers = [page(f"http://x.test/a{i}", title="alpha beta", body=f"alpha beta {text(80, 50 + i)}", relevance=0.9)
+               for i in range(4)]
+    for item in filler + answers[:1]:
+        single.update(item)
+    for item in filler + answers:
+        corroborated.update(item)
+    assert single.metrics().consistency < 0.7
+    assert corroborated.metrics().consistency > 0.9
+    assert corroborated.metrics().sufficiency > single.metrics().sufficiency
+
+
+def test_duplicates_add_no_evidence_and_count_as_redundancy():
+    terms = QueryTerms("alpha")
+    estimator = SufficiencyEstimator(terms)
+    body = "alpha " + text(300, 3)
+    estimator.update(page("http://x.test/a", body=body, relevance=0.6))
+    df = estimator.soft_df.copy()
+    estimator.update(page("http://x.test/a?ref=1", body=body, relevance=0.6))  # exact copy
+    estimator.update(page("http://x.test/b", body=body.replace("river", "stream", 1), relevance=0.6))  # near copy
+    assert estimator.soft_df == pytest.approx(df)
+    assert estimator.metrics().redundancy == pytest.approx(1.2 / 1.8)
+
+
+def test_saturation_is_not_fooled_by_one_large_first_page():
+    terms = QueryTerms("alpha beta gamma")
+    estimator = SufficiencyEstimator(terms, window=5)
+    estimator.update(page("http://x.test/index", title="alpha beta gamma", body="alpha beta gamma " * 50, relevance=0.9))
+    for i in range(8):
+        estimator.update(page(f"http://x.test/n{i}", body=text(50, i), relevance=0.0))
+    assert estimator.metrics().saturation == 0.0  # one page never makes the peak
+    steady = SufficiencyEstimator(terms, window=5)
+    for i in range(8):  # informative pages, then nothing new
+        steady.update(page(f"http://x.test/s{i}", title="alpha beta gamma", body=f"alpha {text(60, i)}", relevance=0.5))
+    for i in range(6):
+        steady.update(page(f"http://x.test/z{i}", body=text(50, 100 + i), relevance=0.0))
+    assert steady.metrics().saturation == 1.0
+
+
+def test_bootstrap_work_per_update_does_not_grow_with_the_knowledge_base():
+    terms = QueryTerms("alpha beta")
+    estimator = SufficiencyEstimator(terms, n_subsets=16)
+    for i in range(200):
+        estimator.update(page(f"http://x.test/{i}", body=f"alpha {text(30, i)}", relevance=0.3))
+    # The subsets are summarised by a fixed-size table, not by page lists.
+    assert estimator.subset_best.shape == (16, 2)
+    assert len(estimator.history) == 200
+
+
+def test_state_dict_round_trip_continues_identically():
+    terms = QueryTerms("alpha beta")
+    pages = [page(f"http://x.test/{i}", title="alpha" if i % 3 == 0 else "", body=f"beta {text(40, i)}",
+                  relevance=(i % 5) / 5) for i in range(30)]
+    straight = SufficiencyEstimator(terms, seed=7)
+    for item in pages:
+        straight.update(item)
+    first = SufficiencyEstimator(terms, seed=7)
+    for item in pages[:12]:
+        first.update(item)
+    state = json.loads(json.dumps({k: v.tolist() if isinstance(v, np.ndarray) else v
+                                   for k, v in first.state_dict().items() if k != "history"}))
+    state["history"] = first.state_dict()["history"]
+    resumed = SufficiencyEstimator(terms, seed=7)
+    resumed.load_state_dict(state)
+    for item in pages[12:]:
+        resumed.update(item)
+    assert resumed.metrics() == straight.metrics()
+    assert list(resumed.history) == list(straight.history)
+    with pytest.raises(ValueError, match="another query"):
+        SufficiencyEstimator(QueryTerms("gamma")).load_state_dict(state)
+
+
+def test_offline_recomputation_skips_non_page_items(tmp_path):
+    feed = tmp_path / "kb.jsonl"
+    items = [
+        page("http://x.test/1", title="alpha", body=f"alpha {text(30)}", relevance=0.7),
+        {"template": "products", "url": "http://x.test/1", "relevance": 0.9, "title": "alpha alpha"},
+        {"name": "not a page"},
+        page("http://x.test/2", title="beta", body=f"beta {text(30, 2)}", relevance=0.6),
+    ]
+    feed.write_text("\n".join(json.dumps(item) for item in items) + "\n")
+    estimator, trajectory = evaluate_knowledge_base(read_knowledge_base(feed), "alpha beta")
+    live = SufficiencyEstimator(QueryTerms("alpha beta"))
+    live.update(items[0])
+    live.update(items[3])
+    assert len(trajectory) == 2 and estimator.n_pages == 2
+    assert estimator.metrics() == live.metrics()
+    array_feed = tmp_path / "kb.json"
+    array_feed.write_text(json.dumps(items))
+    assert evaluate_knowledge_base(read_knowledge_base(array_feed), "alpha beta")[0].metrics() == live.metrics()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"url": "http://x.test/"}\nnot json\n')
+    with pytest.raises(ValueError, match="broken.jsonl:2"):
+        list(read_knowledge_base(broken))
+
+
+def test_page_text_tolerates_odd_fields():
+    text_ = PageText.from_item({"url": "http://x.test/", "headings": ["A", "B"], "relevance": float("nan")})
+    assert text_.headings == "A B" and text_.relevance == 0.0 and text_.body == ""
+    assert PageText.from_item({"url": "u", "relevance": 7}).relevance == 1.0
