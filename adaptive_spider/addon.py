@@ -11,18 +11,28 @@ Everything is set with the ``addon`` priority, so the project's own settings and
 
 from __future__ import annotations
 
-from adaptive_spider.config import AdaptiveConfig, default_values
-from adaptive_spider.downloadermiddlewares import DomainProfileMiddleware
-from adaptive_spider.pipelines import SufficiencyPipeline
-from adaptive_spider.spidermiddlewares import RelevanceMiddleware
+from scrapy.utils.misc import load_object
 
-from adaptive_spider.canonical import CanonicalUrlMiddleware  # robustness components
-from adaptive_spider.crawldelay import RobotsCrawlDelay
-from adaptive_spider.duplicates import DuplicateContentPipeline
-from adaptive_spider.report import CrawlReport
-from adaptive_spider.traps import TrapGuardMiddleware
+from adaptive_spider.config import AdaptiveConfig, default_values
 
 SCHEDULER = "adaptive_spider.scheduler.AdaptiveScheduler"
+
+#: Every component of a focused crawl: (component dict setting, class path, order).
+COMPONENTS = (
+    # Sees each raw download outcome, before Scrapy's retry (550) and redirect (600).
+    ("DOWNLOADER_MIDDLEWARES", "adaptive_spider.downloadermiddlewares.DomainProfileMiddleware", 950),
+    # Scores pages before the spider runs; annotates links after DepthMiddleware (900) set their depth.
+    ("SPIDER_MIDDLEWARES", "adaptive_spider.spidermiddlewares.RelevanceMiddleware", 800),
+    # Canonical URLs and trap guards on the spider's links, below the relevance middleware
+    # (which reads anchors by the page's own URLs).
+    ("SPIDER_MIDDLEWARES", "adaptive_spider.canonical.CanonicalUrlMiddleware", 760),
+    ("SPIDER_MIDDLEWARES", "adaptive_spider.traps.TrapGuardMiddleware", 750),
+    # Duplicate content first; the self-stop last, after any project pipeline.
+    ("ITEM_PIPELINES", "adaptive_spider.duplicates.DuplicateContentPipeline", 100),
+    ("ITEM_PIPELINES", "adaptive_spider.pipelines.SufficiencyPipeline", 900),
+    ("EXTENSIONS", "adaptive_spider.crawldelay.RobotsCrawlDelay", 0),
+    ("EXTENSIONS", "adaptive_spider.report.CrawlReport", 0),
+)
 
 
 class AdaptiveAddon:
@@ -36,20 +46,6 @@ class AdaptiveAddon:
         # unattended crawler; a project can still turn them on explicitly.
         settings.set("REMOTE_CONTROL_ENABLED", False, "addon")
         settings.set("TELNETCONSOLE_ENABLED", False, "addon")
-        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", DomainProfileMiddleware, 950)
-        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", RelevanceMiddleware, 800)
-        self._update_robustness_settings(settings)
-        # Sufficiency: knowledge-base statistics, progress and the self-stop (after other pipelines).
-        settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", SufficiencyPipeline, 900)
+        for setting, path, order in COMPONENTS:
+            settings.setdefault_in_component_priority_dict(setting, load_object(path), order)
         AdaptiveConfig.from_settings(settings)
-
-    @staticmethod
-    def _update_robustness_settings(settings) -> None:
-        # Robustness: canonical URLs and trap guards on the spider's links (below the
-        # relevance middleware, which reads anchors by the page's own URLs), duplicate
-        # content, robots.txt Crawl-delay, the crawl report.
-        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", CanonicalUrlMiddleware, 760)
-        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", TrapGuardMiddleware, 750)
-        settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", DuplicateContentPipeline, 100)
-        settings.setdefault_in_component_priority_dict("EXTENSIONS", RobotsCrawlDelay, 0)
-        settings.setdefault_in_component_priority_dict("EXTENSIONS", CrawlReport, 0)

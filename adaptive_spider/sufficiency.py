@@ -60,10 +60,11 @@ from typing import Any
 
 import numpy as np
 
+from adaptive_spider import default_settings
 from adaptive_spider.relevance import QueryTerms, url_words
 
 FIELDS = ("title", "headings", "body", "url")
-DEFAULT_FIELD_WEIGHTS = {"title": 4.0, "headings": 2.0, "body": 1.0, "url": 2.0}
+DEFAULT_FIELD_WEIGHTS = default_settings.ADAPTIVE_RELEVANCE_FIELD_WEIGHTS
 COMBINATIONS = ("min", "mean", "geometric")
 #: Parts of IS; ``redundancy`` enters as 1 - Redundancy.
 COMPONENTS = ("coverage", "consistency", "redundancy", "domain_coverage")
@@ -299,7 +300,7 @@ class SufficiencyEstimator:
         weights: Mapping[str, float] | None = None,
         field_weights: Mapping[str, float] | None = None,
         k1: float = 1.2,
-        relevant_threshold: float = 0.35,
+        relevant_threshold: float = default_settings.ADAPTIVE_RELEVANT_THRESHOLD,
         seed: int = 0,
     ):
         if combine not in COMBINATIONS:

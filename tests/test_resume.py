@@ -33,7 +33,7 @@ CONCURRENCY = 4
 def crawl_command(url: str, jobdir: Path, report: Path) -> list[str]:
     return [
         sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"query={QUERY}", "-a", f"start_urls={url}",
-        "-s", f"JOBDIR={jobdir}", "-s", f"CONCURRENT_REQUESTS={CONCURRENCY}", "-s", "LOG_LEVEL=INFO",
+        "-s", f"JOBDIR={jobdir}", "-s", f"CONCURRENT_REQUESTS={CONCURRENCY}", "-s", "LOG_LEVEL=INFO", "-s", "ADAPTIVE_SELF_STOP=False",
         "-s", "ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS=0.2", "-s", f"ADAPTIVE_REPORT_FILE={report}",
     ]
 

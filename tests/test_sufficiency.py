@@ -120,7 +120,8 @@ def page(url, title="", body="", relevance=0.0, headings=()):
 
 def test_one_page_evidence_by_hand():
     terms = QueryTerms("alpha beta")
-    estimator = SufficiencyEstimator(terms, evidence_target=2.0, n_subsets=8, k1=1.2)
+    weights = {"title": 4.0, "headings": 2.0, "body": 1.0, "url": 2.0}
+    estimator = SufficiencyEstimator(terms, evidence_target=2.0, n_subsets=8, k1=1.2, field_weights=weights)
     estimator.update(page("http://x.test/p", title="alpha", body="beta beta " + text(20), relevance=0.5))
     e_alpha = 0.5 * 4 / (1.2 + 4)  # title weight 4
     e_beta = 0.5 * 2 / (1.2 + 2)  # body weight 1, twice

@@ -72,7 +72,7 @@ def start_crawl(spider: str, out: Path, *arguments: str, cwd: Path = PROJECT, **
     """Start ``scrapy crawl`` in a subprocess (no robots.txt): items to ``out``, log beside it."""
     command = [
         sys.executable, "-m", "scrapy", "crawl", spider, *arguments,
-        "-s", "ROBOTSTXT_OBEY=False", "-s", "LOG_LEVEL=INFO", "-s", f"LOG_FILE={out.with_suffix('.log')}", "-O", str(out),
+        "-s", "ROBOTSTXT_OBEY=False", "-s", "ADAPTIVE_SELF_STOP=False", "-s", "LOG_LEVEL=INFO", "-s", f"LOG_FILE={out.with_suffix('.log')}", "-O", str(out),
     ]  # fmt: skip
     process = subprocess.Popen(command, cwd=cwd, env=clean_env(**env), stderr=subprocess.PIPE, text=True)
     process.out = out

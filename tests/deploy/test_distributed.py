@@ -181,7 +181,7 @@ def start_workers(n, url, redis_url, directory, *settings) -> list:
         out, log = directory / f"worker{index}.jsonl", directory / f"worker{index}.log"
         command = [
             sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"query={QUERY}", "-a", f"start_urls={url}",
-            "-s", f"REDIS_URL={redis_url}", "-s", "ROBOTSTXT_OBEY=False", "-s", "LOG_LEVEL=INFO", "-s", f"LOG_FILE={log}",
+            "-s", f"REDIS_URL={redis_url}", "-s", "ROBOTSTXT_OBEY=False", "-s", "ADAPTIVE_SELF_STOP=False", "-s", "LOG_LEVEL=INFO", "-s", f"LOG_FILE={log}",
             "-O", str(out), *settings,
         ]  # fmt: skip
         workers.append((subprocess.Popen(command, cwd=PROJECT, env=clean_env(SCRAPY_PROJECT="distributed")), out, log))

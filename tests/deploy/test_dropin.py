@@ -60,7 +60,7 @@ def test_the_spelled_out_settings_are_what_the_addon_sets(monkeypatch):
     settings = Settings()
     AdaptiveAddon().update_settings(settings)
     assert load_object(settings["SCHEDULER"]) is load_object(explicit.SCHEDULER)
-    for name in ("DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES", "ITEM_PIPELINES"):
+    for name in ("DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES", "ITEM_PIPELINES", "EXTENSIONS"):
         from_addon = {load_object(component): order for component, order in settings.getdict(name).items()}
         spelled_out = {load_object(component): order for component, order in getattr(explicit, name).items()}
         assert from_addon == spelled_out, name

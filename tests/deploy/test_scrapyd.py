@@ -117,6 +117,7 @@ def test_a_scrapyd_job_runs_a_focused_crawl(project_copy, scrapyd, small_site, f
             ("query", QUERY),
             ("start_urls", url),
             ("setting", f"CLOSESPIDER_PAGECOUNT={BUDGET}"),
+            ("setting", "ADAPTIVE_SELF_STOP=False"),  # same budget-only crawl as the reference
             ("setting", "ROBOTSTXT_OBEY=False"),
         ],
     )

@@ -1,11 +1,27 @@
 """The same drop-in without the add-on: every component spelled out, for
-projects that manage their component dicts by hand."""
+projects that manage their component dicts by hand (the list in
+adaptive_spider.addon.COMPONENTS)."""
 
 from plainproject.settings_plain import *  # noqa: F403
 
 SCHEDULER = "adaptive_spider.scheduler.AdaptiveScheduler"
 DOWNLOADER_MIDDLEWARES = {"adaptive_spider.downloadermiddlewares.DomainProfileMiddleware": 950}
-SPIDER_MIDDLEWARES = {"adaptive_spider.spidermiddlewares.RelevanceMiddleware": 800}
-ITEM_PIPELINES = {}
+SPIDER_MIDDLEWARES = {
+    "adaptive_spider.spidermiddlewares.RelevanceMiddleware": 800,
+    "adaptive_spider.canonical.CanonicalUrlMiddleware": 760,
+    "adaptive_spider.traps.TrapGuardMiddleware": 750,
+}
+ITEM_PIPELINES = {
+    "adaptive_spider.duplicates.DuplicateContentPipeline": 100,
+    "adaptive_spider.pipelines.SufficiencyPipeline": 900,
+}
+EXTENSIONS = {
+    "adaptive_spider.crawldelay.RobotsCrawlDelay": 0,
+    "adaptive_spider.report.CrawlReport": 0,
+}
 ADAPTIVE_QUERY = "astronomy telescopes planets and galaxies"
 ADAPTIVE_STRATEGY = "tres"
+# Budget only, as the reference crawl it is compared with (the self-stop has its own tests).
+ADAPTIVE_SELF_STOP = False
+REMOTE_CONTROL_ENABLED = False
+TELNETCONSOLE_ENABLED = False
