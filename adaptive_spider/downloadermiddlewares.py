@@ -15,7 +15,7 @@ from __future__ import annotations
 from scrapy.exceptions import IgnoreRequest
 from twisted.internet.error import DNSLookupError
 
-from adaptive_spider.state import CrawlState, domain_of
+from adaptive_spider.state import CrawlState, domain_of, request_domain
 
 
 class DomainProfileMiddleware:
@@ -42,7 +42,7 @@ class DomainProfileMiddleware:
             # Dropped before download (robots.txt, offsite...): not the domain's failure.
             return None
         dns = isinstance(exception, DNSLookupError)
-        self.state.domains.record_failure(domain_of(request.url), dns=dns)
+        self.state.domains.record_failure(request_domain(request), dns=dns)
         self.state.inc_stat("download_failures/dns" if dns else "download_failures/other")
         self.state.reward_nothing(request)
         return None

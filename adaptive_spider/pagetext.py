@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import hashlib
 
+from lxml import etree
+
 from adaptive_spider.relevance import PageFields
 
 _NON_TEXT = ("script", "style", "noscript", "template")
+#: The text of an element, in C (a fraction of the cost of joining its itertext()).
+_STRING = etree.XPath("string()", smart_strings=False)
 
 
 def normalize_space(text: str) -> str:
@@ -39,7 +43,7 @@ def link_density(root, text_length: int) -> float:
         return 0.0
     body = root.find("body")
     anchors = (body if body is not None else root).iter("a")
-    linked = sum(len(normalize_space(" ".join(a.itertext()))) for a in anchors)
+    linked = sum(len(_STRING(a)) for a in anchors)
     return min(1.0, linked / text_length)
 
 

@@ -35,9 +35,8 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
-
 from collections import deque
+from pathlib import Path
 
 from itemadapter import ItemAdapter
 from scrapy import signals

@@ -82,28 +82,43 @@ class QueryTerms:
         self.terms: list[str] = [term for term, _ in ranked]
         self.weights = np.array([weight for _, weight in ranked], dtype=np.float64)
         self._pattern = self._compile(self.terms)
+        self._word_terms: dict[str, tuple[int, ...]] = {}
 
     def __len__(self) -> int:
         return len(self.terms)
 
     @staticmethod
     def _compile(terms: list[str]):
+        """One pattern for every word that any term matches (longest terms first)."""
         if not terms:
             return None
-        groups = []
-        for index, term in enumerate(terms):
-            body = re.escape(term)
+        alternatives = []
+        for term in sorted(terms, key=len, reverse=True):
             tail = r"[a-z0-9]*" if len(term) >= PREFIX_MIN_LENGTH else r"(?:s|es)?\b"
-            groups.append(f"(?P<t{index}>{body}{tail})")
-        return re.compile(r"\b(?:" + "|".join(groups) + ")")
+            alternatives.append(re.escape(term) + tail)
+        return re.compile(r"\b(?:" + "|".join(alternatives) + ")")
+
+    def terms_of(self, word: str) -> tuple[int, ...]:
+        """Indexes of every term a word matches: "asyncio" counts for "async" and "asyncio"."""
+        found = self._word_terms.get(word)
+        if found is None:
+            found = tuple(
+                index
+                for index, term in enumerate(self.terms)
+                if (word.startswith(term) if len(term) >= PREFIX_MIN_LENGTH else word in (term, term + "s", term + "es"))
+            )
+            if len(self._word_terms) < 100_000:
+                self._word_terms[word] = found
+        return found
 
     def count(self, text: str) -> np.ndarray:
         """Occurrences of each term in an already lowercased text."""
         counts = np.zeros(len(self.terms), dtype=np.float64)
         if self._pattern is None or not text:
             return counts
-        for match in self._pattern.finditer(text):
-            counts[int(match.lastgroup[1:])] += 1.0
+        for word in self._pattern.findall(text):
+            for index in self.terms_of(word):
+                counts[index] += 1.0
         return counts
 
     def present(self, text: str) -> np.ndarray:

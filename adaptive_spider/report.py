@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.httpobj import urlparse_cached
 
 from adaptive_spider.config import AdaptiveConfig
 
@@ -87,6 +88,7 @@ class CrawlReport:
         self.relevant_threshold = config.relevant_threshold
         self.counts: Counter = Counter()
         self.item_relevance: list[float] = []
+        self._referer_hosts: dict[bytes, str] = {}
         self.started = None
 
     @classmethod
@@ -116,8 +118,17 @@ class CrawlReport:
         else:
             self.counts["scheduled_links"] += 1
             referer = request.headers.get(b"Referer")
-            if referer and _host(referer.decode("latin-1")) != _host(request.url):
+            if referer and self._referer_host(referer) != (urlparse_cached(request).hostname or ""):
                 self.counts["cross_site"] += 1
+
+    def _referer_host(self, referer: bytes) -> str:
+        # Many links share a referer: parse each one once.
+        host = self._referer_hosts.get(referer)
+        if host is None:
+            if len(self._referer_hosts) > 10_000:
+                self._referer_hosts.clear()
+            host = self._referer_hosts[referer] = _host(referer.decode("latin-1"))
+        return host
 
     def request_dropped(self, request, spider=None) -> None:
         self.counts["already_seen"] += 1
@@ -228,7 +239,7 @@ def format_report(report: dict) -> str:
         f"  time              {times['total_seconds']:>7.1f}s   "
         + (f"{1000 * average:.0f} ms per page" if average is not None else "no pages"),
         f"  documents         {documents['total']:>8}   duplicates {documents['duplicates']}",
-        f"  harvest rate      "
+        "  harvest rate      "
         + (f"{harvest:>8.3f}   {relevance['relevant_pages']} relevant of {relevance['pages']} pages "
            f"(relevance >= {relevance['threshold']})" if harvest is not None else "     n/a   no page was scored"),
     ]

@@ -36,7 +36,7 @@ from adaptive_spider.frontier.base import link_prior
 from adaptive_spider.frontier.frontier import Frontier
 from adaptive_spider.frontier.journal import ADD, DONE, SEQ_KEY, TAKE, FrontierJournal, replay, requests_in_progress
 from adaptive_spider.linkvalue import GAIN_KEY
-from adaptive_spider.state import DECISION_KEY, PARENT_KEY, CrawlState, domain_of
+from adaptive_spider.state import DECISION_KEY, PARENT_KEY, CrawlState, request_domain
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -151,7 +151,7 @@ class AdaptiveScheduler(BaseScheduler):
             anchor_similarity=similarity,
             round_discovered=self.frontier.round,
         )
-        domain_id = self.state.domains.id_of(domain_of(request.url))
+        domain_id = self.state.domains.id_of(request_domain(request))
         if parent >= 0:
             self.state.pages.add_child(parent, static, domain_id, prior)
         return static, domain_id, parent, prior
@@ -344,7 +344,7 @@ class AdaptiveScheduler(BaseScheduler):
             request = self._deserialize(data["request"])
             features = data["features"]
             static = [features[F.FEATURE_NAMES.index(name)] for name in F.STATIC_NAMES]
-            domain_id = self.state.domains.id_of(domain_of(request.url))
+            domain_id = self.state.domains.id_of(request_domain(request))
             self.frontier.add(request, static, domain_id, data["parent"], data.get("prior", 0.0))
         else:  # journaled after the snapshot (or in flight at it): features are computed again
             request = self._deserialize(data)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
 
+from scrapy.utils.httpobj import urlparse_cached
+
 from adaptive_spider.config import AdaptiveConfig
 from adaptive_spider.domains import DomainProfiles
 from adaptive_spider.pagelog import PageLog
@@ -44,6 +46,11 @@ class PageAnalysis:
 
 def domain_of(url: str) -> str:
     return (urlsplit(url).hostname or "").lower()
+
+
+def request_domain(request) -> str:
+    """The domain of a request (its parsed URL is cached on the request, as Scrapy does)."""
+    return (urlparse_cached(request).hostname or "").lower()
 
 
 class CrawlState:

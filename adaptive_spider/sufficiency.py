@@ -70,6 +70,8 @@ COMBINATIONS = ("min", "mean", "geometric")
 COMPONENTS = ("coverage", "consistency", "redundancy", "domain_coverage")
 STRATEGIES = ("statistical",)
 SIMHASH_BITS = 64
+#: Texts with more distinct word pairs than this hash a consistent quarter of them.
+SIMHASH_FULL_PAIRS = 1024
 #: Two pages whose SimHashes differ in at most this many bits are near-duplicates.
 SIMHASH_DISTANCE = 3
 _BANDS = 4  # 4 bands of 16 bits: any pair within 3 bits shares a band exactly
@@ -180,18 +182,29 @@ def _mix64(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def simhash(text: str) -> int:
+def simhash(text: str, codes: dict[str, int] | None = None) -> int:
     """64-bit SimHash of the set of word pairs of a text (deterministic across processes).
 
     Word pairs, not single words: pages of one site share most of their
-    vocabulary (navigation, boilerplate) but not their sentences.
+    vocabulary (navigation, boilerplate) but not their sentences. ``codes``, a
+    dict kept by the caller, caches each word's CRC-32 across pages (the caller
+    bounds its size). On long
+    texts only the pairs whose hash ends in two zero bits vote: the same pairs
+    on every page (consistent sampling), so near-duplicates still agree.
     """
     words = _WORD.findall(text.lower())
     if not words:
         return 0
-    codes = np.fromiter((zlib.crc32(w.encode()) for w in words), dtype=np.uint64, count=len(words))
-    pairs = (codes[:-1] << np.uint64(32)) | codes[1:] if len(codes) > 1 else codes
-    hashes = _mix64(np.unique(pairs))
+    if codes is None:
+        codes = {}
+    for word in set(words).difference(codes):
+        codes[word] = zlib.crc32(word.encode())
+    values = np.fromiter(map(codes.__getitem__, words), dtype=np.uint64, count=len(words))
+    pairs = (values[:-1] << np.uint64(32)) | values[1:] if len(values) > 1 else values
+    hashes = _mix64(pairs)
+    if len(hashes) > SIMHASH_FULL_PAIRS:
+        hashes = hashes[(hashes & np.uint64(3)) == 0]
+    hashes = np.unique(hashes)
     bits = (hashes[:, None] >> np.arange(SIMHASH_BITS, dtype=np.uint64)) & np.uint64(1)
     votes = 2 * bits.sum(axis=0, dtype=np.int64) - len(hashes)
     return int(sum(1 << int(i) for i in np.flatnonzero(votes > 0)))
@@ -338,6 +351,7 @@ class SufficiencyEstimator:
         self.history = array("d")  # IS after each page
         self.best_pages: list[tuple[float, str]] = []
         self._sha1s: set[str] = set()
+        self._word_codes: dict[str, int] = {}
         self._bands: list[dict[int, list[int]]] = [{} for _ in range(_BANDS)]
         #: Changes whenever the per-term coverage moves (readers cache on it).
         self.version = 0
@@ -396,7 +410,9 @@ class SufficiencyEstimator:
         self._sha1s.add(digest)
         if not page.body:
             return False
-        fingerprint = simhash(page.body)
+        if len(self._word_codes) > 200_000:
+            self._word_codes.clear()
+        fingerprint = simhash(page.body, self._word_codes)
         candidates = set()
         for band, table in enumerate(self._bands):
             key = (fingerprint >> (band * _BAND_BITS)) & ((1 << _BAND_BITS) - 1)

@@ -27,8 +27,8 @@ import time
 
 async def run(query: str, start_url: str, proxy: str, max_pages: int | None) -> dict:
     from crawl4ai import AdaptiveConfig, AdaptiveCrawler, AsyncWebCrawler, BrowserConfig
-    from crawl4ai.async_crawler_strategy import AsyncHTTPCrawlerStrategy
     from crawl4ai.async_configs import HTTPCrawlerConfig
+    from crawl4ai.async_crawler_strategy import AsyncHTTPCrawlerStrategy
     from crawl4ai.egress_policy import set_egress_proxy
 
     set_egress_proxy(proxy)  # the library's own clients (link previews)

@@ -6,9 +6,9 @@ import argparse
 import itertools
 import time
 
-from adaptive_spider.search.command import SearchCommand
 from adaptive_spider.search import Analyzer, SearchIndex
 from adaptive_spider.search.analysis import DEFAULT_MIN_LENGTH, DEFAULT_STEMMER, DEFAULT_STOP_WORDS
+from adaptive_spider.search.command import SearchCommand
 from adaptive_spider.search.errors import SearchError
 from adaptive_spider.search.index import DEFAULT_B, DEFAULT_K, text_fields_of
 from adaptive_spider.search.sources import read_documents

@@ -7,8 +7,8 @@ import json
 import time
 from pathlib import Path
 
-from adaptive_spider.search.command import SearchCommand
 from adaptive_spider.search import SearchIndex
+from adaptive_spider.search.command import SearchCommand
 from adaptive_spider.search.errors import SearchError
 from adaptive_spider.search.evaluation import read_queries, trec_lines
 

@@ -19,8 +19,6 @@ import heapq
 from collections import defaultdict
 from urllib.parse import urlsplit
 
-import numpy as np
-
 from adaptive_spider.frontier.base import Choice, Strategy
 
 

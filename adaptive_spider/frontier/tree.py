@@ -10,7 +10,6 @@ region of the feature space in view.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.tree import DecisionTreeRegressor
 
 from adaptive_spider.features import FEATURE_NAMES
 
@@ -32,7 +31,7 @@ class LeafPartition:
         self.max_leaves = max_leaves
         self.min_samples_leaf = min_samples_leaf
         self.random_state = random_state
-        self.tree_: DecisionTreeRegressor | None = None
+        self.tree_ = None  # a fitted sklearn DecisionTreeRegressor
         self._leaf_of_node = np.zeros(1, dtype=np.int64)
         self.n_fit_samples_ = 0
 
@@ -41,6 +40,10 @@ class LeafPartition:
         return 1 if self.tree_ is None else int(self.tree_.get_n_leaves())
 
     def fit(self, X, y) -> LeafPartition:
+        # Imported on first fit: scikit-learn takes seconds to import, and a short
+        # crawl (or a bfs one) may never fit a tree.
+        from sklearn.tree import DecisionTreeRegressor
+
         tree = DecisionTreeRegressor(
             max_leaf_nodes=self.max_leaves,
             min_samples_leaf=self.min_samples_leaf,

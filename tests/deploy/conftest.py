@@ -17,12 +17,12 @@ import shutil
 import subprocess
 import sys
 import time
-import tomllib
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from adaptive_spider.demo.site import QUERY, DemoSite, serve
 from adaptive_spider.distributed.localredis import LocalRedis, free_port

@@ -12,9 +12,9 @@ import subprocess
 import time
 import zipfile
 
-from adaptive_spider.demo.site import QUERY
 from scrapy.settings import Settings
 
+from adaptive_spider.demo.site import QUERY
 from adaptive_spider.items import PageItem
 from spiders.focused import FocusedSpider
 from tests.deploy.conftest import BUDGET, PROJECT, clean_env, relevant_urls

@@ -4,9 +4,9 @@ import re
 
 import pytest
 from protego import Protego
+
 from benchmarks.webbench.linkgraph import crawl, page_links
 from benchmarks.webbench.web import MissingPackagesError, OfflineWeb, Site
-
 
 
 def hrefs(body: bytes) -> list[str]:
