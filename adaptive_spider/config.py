@@ -124,7 +124,6 @@ class AdaptiveConfig:
     strategy: str
     seed: int
     pages_per_round: int
-    ready_per_domain: int
     tree_max_leaves: int
     tree_min_samples_leaf: int
     tree_min_experience: int
@@ -264,7 +263,6 @@ def _read(settings) -> dict[str, Any]:
         "strategy": _choice(settings, "ADAPTIVE_STRATEGY", STRATEGIES),
         "seed": n(settings, "ADAPTIVE_SEED", int, 0),
         "pages_per_round": n(settings, "ADAPTIVE_PAGES_PER_ROUND", int, 1, 10000),
-        "ready_per_domain": n(settings, "ADAPTIVE_READY_PER_DOMAIN", int, 0),
         "tree_max_leaves": n(settings, "ADAPTIVE_TREE_MAX_LEAVES", int, 2, 4096),
         "tree_min_samples_leaf": n(settings, "ADAPTIVE_TREE_MIN_SAMPLES_LEAF", int, 1),
         "tree_min_experience": n(settings, "ADAPTIVE_TREE_MIN_EXPERIENCE", int, 2),

@@ -21,12 +21,13 @@ ADAPTIVE_STRATEGY = "tres"
 ADAPTIVE_SEED = 0
 #: Requests chosen per selection round and put into the ready queue.
 ADAPTIVE_PAGES_PER_ROUND = 8
-#: At most this many ready requests per domain per round (0: CONCURRENT_REQUESTS_PER_DOMAIN).
-ADAPTIVE_READY_PER_DOMAIN = 0
-#: Cold start: during the first COLD_START_PAGES releases, a link whose prior is below
-#: HOLD_BELOW (no sign of relevance) waits while HOLD_IN_FLIGHT requests are in flight.
+#: Cold start: during the first this many releases, a link with no sign of relevance
+#: (link prior below ADAPTIVE_HOLD_BELOW) waits while ADAPTIVE_HOLD_IN_FLIGHT requests are
+#: in flight, since their pages may reveal better links (0: no cold start).
 ADAPTIVE_COLD_START_PAGES = 32
+#: Link prior below which a link counts as having no sign of relevance (0: never hold).
 ADAPTIVE_HOLD_BELOW = 0.05
+#: Requests in flight from which blind links wait during the cold start.
 ADAPTIVE_HOLD_IN_FLIGHT = 2
 
 # --- TRES: regression tree over the features ------------------------------------
@@ -44,10 +45,13 @@ ADAPTIVE_TREE_LEAF_SAMPLING = "best"
 # --- TRES: Q-network (double DQN) -----------------------------------------------
 #: Hidden layer sizes of the Q-network (TRES and forager: 11 -> 30 -> 15 -> 1).
 ADAPTIVE_QNET_HIDDEN = [30, 15]
+#: Adam step size of the Q-network.
 ADAPTIVE_QNET_LEARNING_RATE = 0.003
 #: Discount of the value of the links a page leads to.
-ADAPTIVE_QNET_GAMMA = 0.6
+ADAPTIVE_QNET_GAMMA = 0.1
+#: Transitions per gradient step.
 ADAPTIVE_QNET_BATCH_SIZE = 32
+#: Transitions kept in the replay memory (the oldest are overwritten).
 ADAPTIVE_QNET_REPLAY_SIZE = 20000
 #: Gradient steps between copies of the online network into the target network.
 ADAPTIVE_QNET_TARGET_UPDATE = 50
@@ -57,13 +61,17 @@ ADAPTIVE_QNET_UPDATES_PER_PAGE = 2
 ADAPTIVE_QNET_NEXT_ACTIONS = 16
 #: Pages released at random (among leaf candidates) before the network decides.
 ADAPTIVE_WARMUP_PAGES = 8
-#: Exploration: epsilon decays exponentially from START to END with this half-life (pages).
+#: Exploration: the share of picks made at random among the candidates, at the start ...
 ADAPTIVE_EPSILON_START = 0.1
+#: The exploration rate epsilon decays toward this ...
 ADAPTIVE_EPSILON_END = 0.01
+#: ... halving its distance to it every this many pages.
 ADAPTIVE_EPSILON_HALF_LIFE = 50
 
 # --- linkgroups: tabular Q-learning over link groups ------------------------------
+#: Most link groups; later groups merge into one overflow group per side (same/cross domain).
 ADAPTIVE_LINKGROUPS_MAX_GROUPS = 64
+#: Step size alpha of the groups' tabular Q-learning.
 ADAPTIVE_LINKGROUPS_LEARNING_RATE = 0.2
 
 # --- domain profiles and filters ----------------------------------------------
@@ -85,7 +93,9 @@ ADAPTIVE_PRIOR_WEIGHTS = {"anchor": 0.6, "context": 0.3, "parent": 0.1}
 # --- relevance ------------------------------------------------------------------
 #: Weights of the page fields' query coverages in the page score.
 ADAPTIVE_RELEVANCE_FIELD_WEIGHTS = {"title": 2.0, "headings": 1.0, "body": 1.0, "url": 1.0}
+#: BM25 term-frequency saturation of the page score.
 ADAPTIVE_RELEVANCE_K1 = 1.2
+#: BM25 length normalisation of the page score (0: none, 1: full).
 ADAPTIVE_RELEVANCE_B = 0.75
 #: Link-heavy pages score (1 - link density) ** this (0: no discount).
 ADAPTIVE_RELEVANCE_LINK_DISCOUNT = 0.5
@@ -190,10 +200,12 @@ ADAPTIVE_STOP_CRITERIA = ["sufficient", "plateau", "no_promising_links"]
 ADAPTIVE_STOP_THRESHOLD = 0.75
 #: "plateau" once IS gained less than EPSILON over the last WINDOW pages.
 ADAPTIVE_STOP_PLATEAU_WINDOW = 20
+#: Smallest IS gain over the plateau window that is not a plateau.
 ADAPTIVE_STOP_PLATEAU_EPSILON = 0.01
 #: "no_promising_links" once the best expected gain of a queued or in-flight link stays below
 #: MIN_GAIN for PATIENCE pages in a row.
 ADAPTIVE_STOP_MIN_GAIN = 0.05
+#: Pages in a row the best expected gain must stay below ADAPTIVE_STOP_MIN_GAIN.
 ADAPTIVE_STOP_PATIENCE = 3
 #: No self-stop before this many pages.
 ADAPTIVE_STOP_MIN_PAGES = 10

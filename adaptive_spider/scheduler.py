@@ -33,7 +33,7 @@ from scrapy.utils.request import request_from_dict
 from adaptive_spider import features as F
 from adaptive_spider.config import AdaptiveConfig
 from adaptive_spider.frontier.base import link_prior
-from adaptive_spider.frontier.frontier import Frontier
+from adaptive_spider.frontier.frontier import Frontier, link_context
 from adaptive_spider.frontier.journal import ADD, DONE, SEQ_KEY, TAKE, FrontierJournal, replay, requests_in_progress
 from adaptive_spider.linkvalue import GAIN_KEY
 from adaptive_spider.state import DECISION_KEY, PARENT_KEY, CrawlState, request_domain
@@ -153,7 +153,8 @@ class AdaptiveScheduler(BaseScheduler):
         )
         domain_id = self.state.domains.id_of(request_domain(request))
         if parent >= 0:
-            self.state.pages.add_child(parent, static, domain_id, prior)
+            group = self.state.pages.group_of(parent, link_context(request))
+            self.state.pages.add_child(parent, static, domain_id, prior, group)
         return static, domain_id, parent, prior
 
     # -- release -------------------------------------------------------------------------------

@@ -44,6 +44,15 @@ class PageAnalysis:
     page_id: int = -1
 
 
+def _link_origin(request) -> tuple[int, str]:
+    """The page a request's link was found on, and the link's context there."""
+    if request is None:
+        return -1, ""
+    parent = request.meta.get(PARENT_KEY, -1)
+    context = request.meta.get("link_context")
+    return (parent if isinstance(parent, int) else -1), (context if isinstance(context, str) else "")
+
+
 def domain_of(url: str) -> str:
     return (urlsplit(url).hostname or "").lower()
 
@@ -115,8 +124,8 @@ class CrawlState:
         domain = domain_of(url)
         domain_id = self.domains.id_of(domain)
         self.domains.record_relevance(domain, relevance)
-        parent = request.meta.get(PARENT_KEY, -1) if request is not None else -1
-        page_id = self.pages.add(domain_id, relevance, parent if isinstance(parent, int) else -1)
+        group = self.pages.group_of(*_link_origin(request))
+        page_id = self.pages.add(domain_id, relevance, group)
         self.n_fetched += 1
         self.inc_stat("pages")
         if relevance >= self.config.relevant_threshold:

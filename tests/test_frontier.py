@@ -18,10 +18,11 @@ def make_frontier(**settings):
     return Frontier(config, DomainProfiles(config.domain_weights, min_attempts=config.unreliable_min_attempts), PageLog())
 
 
-def add(frontier, url, *, anchor=0.0, parent_score=0.0, parent=-1, priority=0, depth=1):
+def add(frontier, url, *, anchor=0.0, parent_score=0.0, parent=-1, priority=0, depth=1, context=""):
     static = F.static_features(url, depth=depth, parent_score=parent_score, anchor_similarity=anchor, round_discovered=0)
     domain_id = frontier.domains.id_of(url.split("/")[2])
-    return frontier.add(Request(url, priority=priority), static, domain_id, parent, 0.7 * anchor + 0.3 * parent_score)
+    request = Request(url, priority=priority, meta={"link_context": context})
+    return frontier.add(request, static, domain_id, parent, 0.7 * anchor + 0.3 * parent_score)
 
 
 def drain(frontier, n=4):
@@ -56,14 +57,22 @@ def test_domain_features_are_current_at_selection_time():
     assert after["domain_failure_rate"] == 1.0
 
 
-def test_sibling_score_follows_fetched_siblings():
+def test_sibling_score_follows_fetched_siblings_of_the_same_context():
     frontier = make_frontier(strategy="bfs")
     parent = frontier.pages.add(domain_id=0, relevance=0.2)
-    entry = add(frontier, "http://a.test/child-3", parent=parent, parent_score=0.2)
-    base = F.describe(frontier.features(np.array([entry]))[0])["sibling_score"]
-    frontier.pages.add(domain_id=0, relevance=1.0, parent_id=parent)
-    frontier.pages.add(domain_id=0, relevance=1.0, parent_id=parent)
-    assert F.describe(frontier.features(np.array([entry]))[0])["sibling_score"] > base
+    model_layer = add(frontier, "http://a.test/aggregation", parent=parent, parent_score=0.2, context="The model layer")
+    forms = add(frontier, "http://a.test/forms", parent=parent, parent_score=0.2, context="Forms")
+
+    def sibling_scores():
+        rows = frontier.features(np.array([model_layer, forms]))
+        return list(rows[:, F.FEATURE_NAMES.index("sibling_score")])
+
+    assert sibling_scores() == pytest.approx([0.2, 0.2])  # nothing fetched yet: the parent's relevance
+    fetched_group = frontier.pages.group_of(parent, "The model layer")
+    frontier.pages.add(domain_id=0, relevance=1.0, group_id=fetched_group)
+    frontier.pages.add(domain_id=0, relevance=1.0, group_id=fetched_group)
+    beside, elsewhere = sibling_scores()
+    assert beside == pytest.approx((2.0 + 0.2) / 3) and elsewhere == pytest.approx(0.2)
 
 
 def test_domain_weight_setting_covers_subdomains():

@@ -39,6 +39,7 @@ from adaptive_spider.config import ConfigError
 from adaptive_spider.distributed.coordination import WorkerRegistry
 from adaptive_spider.distributed.queue import CrawlKeys, SharedQueue
 from adaptive_spider.distributed.sync import DomainProfileSync, ModelSync, TermStatisticsSync
+from adaptive_spider.frontier.frontier import link_context
 from adaptive_spider.scheduler import AdaptiveScheduler
 from adaptive_spider.state import PARENT_KEY, CrawlState, domain_of
 
@@ -252,8 +253,8 @@ class DistributedScheduler(AdaptiveScheduler):
         of them when Redis fails."""
         static = np.array([entry[1] for entry in entries], dtype=np.float32)
         domain_ids = np.array([entry[2] for entry in entries], dtype=np.int64)
-        parents = np.array([entry[3] for entry in entries], dtype=np.int64)
-        X = F.assemble(static, self.state.domains.features(domain_ids), self.state.pages.sibling_scores(parents))
+        groups = np.array([self.state.pages.group_of(entry[3], link_context(entry[0])) for entry in entries], dtype=np.int64)
+        X = F.assemble(static, self.state.domains.features(domain_ids), self.state.pages.sibling_scores(groups))
         tiers = np.array([entry[0].priority for entry in entries], dtype=np.float64)
         priors = np.array([entry[4] for entry in entries], dtype=np.float64)
         scores = shared_priority(self.frontier.strategy, X, priors, tiers, self.rng)

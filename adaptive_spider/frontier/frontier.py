@@ -23,6 +23,12 @@ from adaptive_spider.frontier.linkgroups import LinkGroups
 from adaptive_spider.frontier.store import FrontierStore
 from adaptive_spider.frontier.tres import Tres
 
+def link_context(request) -> str:
+    """The context (headings, list label) a link was found under, if the spider said."""
+    context = request.meta.get("link_context")
+    return context if isinstance(context, str) else ""
+
+
 STRATEGY_CLASSES: dict[str, type[Strategy]] = {
     cls.name: cls for cls in (Tres, LinkGroups, BestFirst, BreadthFirst, DepthFirst, RandomOrder)
 }
@@ -59,7 +65,8 @@ class Frontier:
 
     # -- adding -----------------------------------------------------------------------
     def add(self, request, static: np.ndarray, domain_id: int, parent_id: int, prior: float) -> int:
-        entry = self.store.add(request, static, domain_id, parent_id, prior)
+        group = self.pages.group_of(parent_id, link_context(request))
+        entry = self.store.add(request, static, domain_id, parent_id, prior, group)
         tier = int(request.priority)
         self.tier_sizes[tier] += 1
         self.strategy.push(tier, entry)
@@ -72,20 +79,19 @@ class Frontier:
         return F.assemble(
             store.static[entries],
             self.domains.features(store.domain[entries]),
-            self.pages.sibling_scores(store.parent[entries]),
+            self.pages.sibling_scores(store.group[entries]),
         )
 
     def next_actions(self, page_keys) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Current feature vectors (b x k x 11) of the kept outlinks of each page,
         their link priors (b x k) and which of them exist (b x k): the next states
         of the DQN's transitions."""
-        static, domain_ids, priors, mask = self.pages.children_of(page_keys)
+        static, domain_ids, groups, priors, mask = self.pages.children_of(page_keys)
         b, k, _ = static.shape
-        parents = np.repeat(np.asarray(page_keys, dtype=np.int64), k)
         vectors = F.assemble(
             static.reshape(b * k, -1),
             self.domains.features(domain_ids.reshape(-1)),
-            self.pages.sibling_scores(parents),
+            self.pages.sibling_scores(groups.reshape(-1)),
         )
         return vectors.reshape(b, k, -1), priors, mask
 

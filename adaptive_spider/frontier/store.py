@@ -14,12 +14,13 @@ from adaptive_spider.features import N_STATIC
 
 class FrontierStore:
     """Queued requests with, per entry: static features, domain id, parent page id,
-    link prior, priority tier and the order of arrival."""
+    sibling group, link prior and the order of arrival."""
 
     def __init__(self, capacity: int = 1024):
         self.static = np.zeros((capacity, N_STATIC), dtype=np.float32)
         self.domain = np.zeros(capacity, dtype=np.int32)
         self.parent = np.full(capacity, -1, dtype=np.int64)
+        self.group = np.full(capacity, -1, dtype=np.int64)
         self.prior = np.zeros(capacity, dtype=np.float32)
         self.order = np.zeros(capacity, dtype=np.int64)
         self.requests: list = [None] * capacity
@@ -31,11 +32,12 @@ class FrontierStore:
     def __len__(self) -> int:
         return self.size
 
-    def add(self, request, static: np.ndarray, domain_id: int, parent_id: int, prior: float) -> int:
+    def add(self, request, static: np.ndarray, domain_id: int, parent_id: int, prior: float, group_id: int = -1) -> int:
         entry = self._free.pop() if self._free else self._next_slot()
         self.static[entry] = static
         self.domain[entry] = domain_id
         self.parent[entry] = parent_id
+        self.group[entry] = group_id
         self.prior[entry] = prior
         self.order[entry] = self._arrivals
         self.requests[entry] = request
@@ -66,6 +68,7 @@ class FrontierStore:
         self.static = np.vstack([self.static, np.zeros_like(self.static[:extra])])
         self.domain = np.concatenate([self.domain, np.zeros(extra, dtype=self.domain.dtype)])
         self.parent = np.concatenate([self.parent, np.full(extra, -1, dtype=self.parent.dtype)])
+        self.group = np.concatenate([self.group, np.full(extra, -1, dtype=self.group.dtype)])
         self.prior = np.concatenate([self.prior, np.zeros(extra, dtype=self.prior.dtype)])
         self.order = np.concatenate([self.order, np.zeros(extra, dtype=self.order.dtype)])
         self.requests.extend([None] * extra)
