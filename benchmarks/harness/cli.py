@@ -249,7 +249,10 @@ class Session:
         run = await run_crawl(topic, strategy, self.options, on_fetch=self.progress.update, on_crawler=self._started)
         self.crawler = None
         if run.finish_reason == INTERRUPTED_REASON:
-            self.progress.note(f"{topic.id} {strategy}: interrupted after {len(run.fetched)} pages, not counted")
+            self.progress.note(f"{topic.id} {strategy}: interrupted after {len(run.fetched)} pages, not in the table")
+            self.results.interrupted_run = {
+                "topic": topic.id, "strategy": strategy, **run.metrics(relevant, self.options.budget),
+            }
             return
         self.results.topics[topic.id].add(run)
         self.progress.end(run, run.metrics(relevant, self.options.budget))
@@ -269,8 +272,6 @@ class Session:
 
     def _started(self, crawler) -> None:
         self.crawler = crawler
-        if self.interrupted:
-            stop(crawler, INTERRUPTED_REASON)
 
 
 def run_reactor(session: Session) -> None:

@@ -122,13 +122,23 @@ class FetchRecorder:
 
 
 def stop(crawler, reason: str) -> None:
-    """Close a running crawl gracefully (requests in flight finish, nothing new is released)."""
+    """Close a running crawl gracefully (requests in flight finish, nothing new is released).
+
+    A crawl still starting is closed as soon as its engine runs.
+    """
     lockstep = getattr(crawler, "_harness_lockstep", None)
     if lockstep is not None:
         lockstep.stopping = True
-    engine = crawler.engine
-    if engine is not None and engine.spider is not None:
+    try:
+        engine = crawler.engine
+    except RuntimeError:  # Scrapy 2.19: no engine yet
+        engine = None
+    if engine is not None and engine.running and engine.spider is not None:
         _schedule_coro(engine.close_spider_async(reason=reason))
+    elif crawler.crawling:
+        from twisted.internet import reactor
+
+        reactor.callLater(0.05, stop, crawler, reason)
 
 
 async def run_crawl(

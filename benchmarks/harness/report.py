@@ -56,6 +56,7 @@ class Results:
         self.strategies = strategies
         self.meta = meta
         self.topics: dict[str, TopicResult] = {}
+        self.interrupted_run: dict | None = None  # the crawl Ctrl-C stopped, not in the table
 
     def topic(self, topic_id: str, relevant: set[str], query: str = "") -> TopicResult:
         if topic_id not in self.topics:
@@ -143,13 +144,16 @@ class Results:
             variation = {s: v for s, v in variation.items() if v is not None}
             if variation:
                 topics[topic_id]["variation"] = variation
-        return {
+        results = {
             "harness": self.meta,
             "budget": self.budget,
             "strategies": self.strategies,
             "topics": topics,
             "mean": {s: self.mean(s) for s in self.strategies if self.mean(s) is not None},
         }
+        if self.interrupted_run is not None:
+            results["interrupted_run"] = self.interrupted_run
+        return results
 
     def write_json(self, path: Path) -> None:
         partial = path.with_suffix(".partial")

@@ -104,7 +104,8 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_was_measured(tmp_path):
     assert "interrupted" in stderr
     results = json.loads((out / "results.json").read_text())
     assert results["harness"]["interrupted"] is True
-    assert set(results["topics"]["demo-astronomy"]["runs"]) == {"bfs"}  # the interrupted crawl is not counted
+    assert set(results["topics"]["demo-astronomy"]["runs"]) == {"bfs"}  # the interrupted crawl is not in the table
+    assert results["interrupted_run"]["strategy"] == "tres"
     assert results["topics"]["demo-astronomy"]["metrics"]["bfs"]["pages"] == 600
     assert stdout.splitlines()[2].split()[0] == "bfs"  # the table of what was measured
     assert (out / "recall-demo-astronomy.png").is_file()
