@@ -23,10 +23,20 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from benchmarks.harness.crawl import INTERRUPTED_REASON, ORDERS, STOCK, STRATEGIES, CrawlOptions, run_crawl, stop
+from benchmarks.harness.crawl import (
+    INTERRUPTED_REASON,
+    ORDERS,
+    STOCK,
+    STRATEGIES,
+    CrawlOptions,
+    replay_crawl,
+    run_crawl,
+    stop,
+)
 from benchmarks.harness.progress import Progress
 from benchmarks.harness.report import Results
 from benchmarks.harness.topics import Labeler, Topic, TopicsError, load_topics
@@ -69,6 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="lockstep (default): fetch order independent of timing, reruns identical; free: Scrapy as is",
     )
     parser.add_argument("--window", type=int, default=0, help="lockstep: requests between release and completion (default CONCURRENT_REQUESTS)")
+    parser.add_argument(
+        "--replay", default="", metavar="STRATEGIES",
+        help="after each crawl of these strategies (comma-separated), stock Scrapy fetches the same URLs: "
+        "pages/s on the very same pages (×same), the extension's own cost",
+    )
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a further Scrapy setting for every crawl")
     parser.add_argument("--folder", help="crawl this folder of HTML files as one site instead of the Debian packages")
     parser.add_argument("--host", default="site.test", help="host name of --folder (default site.test)")
@@ -100,6 +115,9 @@ def check_arguments(args) -> tuple[list[str], dict]:
         raise BadInput(f"--strategies: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(known)}")
     if len(set(strategies)) != len(strategies):
         raise BadInput("--strategies: a strategy is named twice")
+    replay = [s.strip() for s in args.replay.split(",") if s.strip()]
+    if any(s not in strategies or s == STOCK for s in replay):
+        raise BadInput(f"--replay: {args.replay!r}: name strategies of --strategies (not stock)")
     if args.budget < 1:
         raise BadInput(f"--budget: must be >= 1, got {args.budget}")
     if args.repeat < 1:
@@ -116,7 +134,7 @@ def check_arguments(args) -> tuple[list[str], dict]:
         extra[name.strip()] = value
     if args.proxy and not args.proxy.startswith(("http://127.0.0.1:", "http://localhost:")):
         raise BadInput(f"--proxy: the offline web runs on 127.0.0.1 only, got {args.proxy!r}")
-    return strategies, extra
+    return strategies, extra, replay
 
 
 def load_web(args):
@@ -189,6 +207,7 @@ def run_metadata(args, strategies: list[str], argv: list[str]) -> dict:
         "order": args.order,
         "window": args.window or "CONCURRENT_REQUESTS",
         "settings": dict(item.split("=", 1) for item in args.set),
+        "replay": args.replay,
         "python": platform.python_version(),
         "scrapy": scrapy.__version__,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
@@ -222,6 +241,8 @@ class Session:
         self.interrupted = False
         self.crawler = None
         self.warmup = True
+        self.replay: set[str] = set()
+        self.error: str | None = None
 
     def interrupt(self) -> None:
         """First Ctrl-C: stop the running crawl (keeping what it fetched) and start no other."""
@@ -256,11 +277,24 @@ class Session:
             return
         self.results.topics[topic.id].add(run)
         self.progress.end(run, run.metrics(relevant, self.options.budget))
+        if strategy in self.replay and not self.interrupted:
+            await self._replay(topic, strategy, repeat, run, relevant)
         self.results.write_json(self.out / "results.json")
         if self.traces:
             folder = self.out / "traces"
             folder.mkdir(exist_ok=True)
             (folder / f"{topic.id}-{strategy}-{repeat + 1}.txt").write_text("\n".join(run.fetched) + "\n", encoding="utf-8")
+
+    async def _replay(self, topic: Topic, strategy: str, repeat: int, run, relevant: set[str]) -> None:
+        urls = run.fetched[: self.options.budget]
+        self.progress.begin(topic.id, f"{STOCK} replaying {strategy}", repeat, self.repeat, relevant)
+        replay = await replay_crawl(topic, urls, self.options, on_fetch=self.progress.update, on_crawler=self._started)
+        self.crawler = None
+        if replay.finish_reason == INTERRUPTED_REASON:
+            return
+        self.results.topics[topic.id].add_replay(strategy, replay)
+        self.progress.end(replay, replay.metrics(relevant, self.options.budget))
+        self.results.write_json(self.out / "results.json")
 
     async def _warm_up(self) -> None:
         """One short unmeasured crawl: the first measured one should not pay for first calls."""
@@ -288,7 +322,11 @@ def run_reactor(session: Session) -> None:
 
     async def body(_reactor):
         signal.signal(signal.SIGINT, on_sigint)
-        await session.run()
+        try:
+            await session.run()
+        except Exception:  # a harness bug must not lose what was measured: report it, write the rest
+            session.error = traceback.format_exc()
+            print(session.error, file=sys.stderr)
 
     try:
         task.react(lambda _reactor: deferred_from_coro(body(_reactor)))
@@ -323,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
-        strategies, extra = check_arguments(args)
+        strategies, extra, replay = check_arguments(args)
         topics = load_topics(args.topics, [t.strip() for t in args.topic.split(",")] if args.topic else None)
         labeler = Labeler(load_web(args))
         print(f"labels: walking the link graph from the seeds of {len(topics)} topic(s)", file=sys.stderr)
@@ -339,8 +377,10 @@ def main(argv: list[str] | None = None) -> int:
     _log_to_file(out / "crawl.log")
     options = CrawlOptions(budget=args.budget, seed=args.seed, order=args.order, window=args.window, extra=extra)
     results = Results(args.budget, strategies, run_metadata(args, strategies, argv))
-    progress = Progress(len(topics) * len(strategies) * args.repeat, args.budget, interval=args.progress_interval)
+    crawls = len(topics) * (len(strategies) + len(replay)) * args.repeat
+    progress = Progress(crawls, args.budget, interval=args.progress_interval)
     session = Session(topics, labels, strategies, options, args.repeat, results, out, progress, args.traces)
+    session.replay = set(replay)
     session.warmup = not args.no_warmup
     began = time.perf_counter()
     try:
@@ -362,7 +402,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     results.meta["seconds"] = round(time.perf_counter() - began, 1)
     results.meta["interrupted"] = session.interrupted
+    if session.error:
+        results.meta["error"] = session.error.strip().splitlines()[-1]
     write_outputs(results, out)
+    if session.error:
+        return 1
     return EXIT_INTERRUPTED if session.interrupted else 0
 
 

@@ -2,7 +2,7 @@
 
 The strategies are the AdaptiveScheduler's (``ADAPTIVE_STRATEGY``); ``stock`` is
 the same spider without adaptive_spider's add-on, on Scrapy's own scheduler in
-breadth-first order (FIFO queues, ``DEPTH_PRIORITY = 1``). Every crawl obeys
+breadth-first order (FIFO queues, ``DEPTH_PRIORITY = 1``, ``ScrapyPriorityQueue``). Every crawl obeys
 robots.txt, does not retry, and is stopped by the harness once it has fetched
 ``budget`` pages (:class:`FetchRecorder`); pages/s is measured up to that fetch.
 With ``order="lockstep"`` the fetch order is pinned (see
@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from scrapy import signals
+from scrapy import Request, signals
 from scrapy.crawler import CrawlerRunner
 from scrapy.settings import Settings
 from scrapy.utils.defer import _schedule_coro
@@ -24,6 +24,7 @@ from adaptive_spider.addon import SCHEDULER as ADAPTIVE_SCHEDULER
 from benchmarks.harness.lockstep import lockstep_settings
 from benchmarks.harness.metrics import Run
 from benchmarks.harness.topics import Topic
+from spiders.focused import FocusedSpider
 
 STRATEGIES = ("tres", "linkgroups", "bestfirst", "bfs", "random")
 STOCK = "stock"
@@ -66,6 +67,9 @@ def crawl_settings(strategy: str, options: CrawlOptions) -> Settings:
                 "DEPTH_PRIORITY": 1,
                 "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
                 "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+                # Scrapy's default DownloaderAwarePriorityQueue picks the domain with the fewest
+                # downloads in flight: an order that follows download timing, so reruns cannot agree.
+                "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue",
             }
         )
     else:
@@ -153,16 +157,49 @@ async def run_crawl(
 
     ``on_crawler(crawler)`` is called before the crawl starts (to stop it from outside).
     """
-    from spiders.focused import FocusedSpider
-
-    run = Run(topic.id, strategy)
     crawler = CrawlerRunner(crawl_settings(strategy, options)).create_crawler(FocusedSpider)
-    recorder = FetchRecorder(crawler, run, options.budget, on_fetch)
+    return await _crawl(crawler, Run(topic.id, strategy), options.budget, topic.spider_arguments(), on_fetch, on_crawler)
+
+
+async def replay_crawl(
+    topic: Topic, urls: list[str], options: CrawlOptions, *, on_fetch: Callable | None = None, on_crawler: Callable | None = None
+) -> Run:
+    """Stock Scrapy fetching exactly ``urls`` (another crawl's fetch order) with the same parsing, following nothing.
+
+    Its pages/s is stock Scrapy's speed on the very pages a strategy fetched, so the
+    ratio of the two is the extension's own cost, whatever the pages' sizes.
+    """
+    crawler = CrawlerRunner(crawl_settings(STOCK, options)).create_crawler(ReplaySpider)
+    arguments = {"query": topic.query, "start_urls": topic.seeds[0], "urls": urls}
+    return await _crawl(crawler, Run(topic.id, f"{STOCK}-replay"), len(urls), arguments, on_fetch, on_crawler)
+
+
+async def _crawl(crawler, run: Run, budget: int, arguments: dict, on_fetch, on_crawler) -> Run:
+    recorder = FetchRecorder(crawler, run, budget, on_fetch)
     if on_crawler is not None:
         on_crawler(crawler)
     recorder.start_clock()
     try:
-        await crawler.crawl_async(**topic.spider_arguments())
+        await crawler.crawl_async(**arguments)
     finally:
         recorder.finish()
     return run
+
+
+class ReplaySpider(FocusedSpider):
+    """The focused spider fetching a given list of URLs: same parsing, links extracted but not followed."""
+
+    name = "focused_replay"
+
+    def __init__(self, *args, urls=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.urls = list(urls)
+
+    async def start(self):
+        for url in self.urls:
+            yield Request(url, callback=self.parse, dont_filter=True)
+
+    def parse(self, response):
+        for output in super().parse(response):
+            if not isinstance(output, Request):
+                yield output

@@ -93,7 +93,7 @@ def mean_metrics(per_topic: list[dict], budget: int) -> dict:
             values = [budget + 1 if v is None else v for v in values]
         values = [v for v in values if v is not None]
         mean[name] = round(statistics.mean(values), 3 if name[0] in "HR" else 1) if values else None
-    for name in ("pages_per_cpu_s", "speed_vs_stock", "cpu_speed_vs_stock"):
+    for name in ("pages_per_cpu_s", "speed_vs_stock", "cpu_speed_vs_stock", "speed_vs_replay", "cpu_speed_vs_replay"):
         values = [m[name] for m in per_topic if m.get(name) is not None]
         if values:
             mean[name] = round(statistics.mean(values), 3 if "vs" in name else 1)

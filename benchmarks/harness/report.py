@@ -24,6 +24,8 @@ COLUMNS = (
     ("cpu_speed_vs_stock", "cpu×st", 6),
     ("finish_reason", "finish", 9),
 )
+#: Further columns when stock Scrapy replayed a strategy's fetches (``--replay``).
+REPLAY_COLUMNS = (("speed_vs_replay", "×same", 6), ("cpu_speed_vs_replay", "cpu×sm", 6))
 PLOT_COLOURS = {
     "tres": "#d62728",
     "linkgroups": "#9467bd",
@@ -43,9 +45,14 @@ class TopicResult:
     relevant: set[str]
     query: str = ""
     runs: dict[str, list[Run]] = field(default_factory=dict)
+    #: stock Scrapy fetching the same URLs as a strategy's runs (``--replay``)
+    replays: dict[str, list[Run]] = field(default_factory=dict)
 
     def add(self, run: Run) -> None:
         self.runs.setdefault(run.strategy, []).append(run)
+
+    def add_replay(self, strategy: str, run: Run) -> None:
+        self.replays.setdefault(strategy, []).append(run)
 
 
 class Results:
@@ -74,6 +81,13 @@ class Results:
         metrics = runs[0].metrics(result.relevant, self.budget)
         metrics["pages_per_s"] = _median([r.metrics(result.relevant, self.budget)["pages_per_s"] for r in runs])
         metrics["pages_per_cpu_s"] = _median([r.metrics(result.relevant, self.budget)["pages_per_cpu_s"] for r in runs])
+        replays = result.replays.get(strategy)
+        if replays:
+            replay_metrics = [r.metrics(result.relevant, len(r.fetched)) for r in replays]
+            metrics["speed_vs_replay"] = _ratio(metrics["pages_per_s"], _median([m["pages_per_s"] for m in replay_metrics]))
+            metrics["cpu_speed_vs_replay"] = _ratio(
+                metrics["pages_per_cpu_s"], _median([m["pages_per_cpu_s"] for m in replay_metrics])
+            )
         stock = result.runs.get(STOCK)
         if stock:
             stock_metrics = [r.metrics(result.relevant, self.budget) for r in stock]
@@ -140,6 +154,15 @@ class Results:
                     for strategy, runs in result.runs.items()
                 },
             }
+            if result.replays:
+                topics[topic_id]["replays"] = {
+                    strategy: [
+                        {"pages": len(r.fetched), "seconds": round(r.seconds, 3), "cpu_seconds": round(r.cpu_seconds, 3),
+                         "finish_reason": r.finish_reason}
+                        for r in runs
+                    ]
+                    for strategy, runs in result.replays.items()
+                }
             variation = {s: self.variation(topic_id, s) for s in result.runs}
             variation = {s: v for s, v in variation.items() if v is not None}
             if variation:
@@ -170,8 +193,11 @@ class Results:
             rows = [(s, self.mean(s)) for s in self.strategies if self.mean(s) is not None]
             title = f"mean over {len(self.topics)} topics (N50/N90 not reached count as {self.budget + 1})"
             blocks.append((title, rows))
+        columns = COLUMNS
+        if any(result.replays for result in self.topics.values()):
+            columns = COLUMNS[:-1] + REPLAY_COLUMNS + COLUMNS[-1:]
         render = _markdown_block if markdown else _text_block
-        return "\n\n".join(render(title, rows, self.budget) for title, rows in blocks)
+        return "\n\n".join(render(title, rows, self.budget, columns) for title, rows in blocks)
 
     def variation_table(self) -> str:
         lines = []
@@ -248,19 +274,19 @@ class Results:
             axes.legend(loc="lower right", fontsize=8)
 
 
-def _text_block(title: str, rows: list, budget: int) -> str:
-    head = f"{'strategy':<11}" + "".join(f" {heading:>{width}}" for _, heading, width in COLUMNS)
+def _text_block(title: str, rows: list, budget: int, columns=COLUMNS) -> str:
+    head = f"{'strategy':<11}" + "".join(f" {heading:>{width}}" for _, heading, width in columns)
     lines = [title, head]
     for strategy, metrics in rows:
-        lines.append(f"{strategy:<11}" + "".join(f" {_cell(metrics, key, budget):>{width}}" for key, _, width in COLUMNS))
+        lines.append(f"{strategy:<11}" + "".join(f" {_cell(metrics, key, budget):>{width}}" for key, _, width in columns))
     return "\n".join(lines)
 
 
-def _markdown_block(title: str, rows: list, budget: int) -> str:
-    lines = [f"**{title}**", "", "| strategy | " + " | ".join(h for _, h, _ in COLUMNS) + " |"]
-    lines.append("|---|" + "---:|" * (len(COLUMNS) - 1) + "---|")
+def _markdown_block(title: str, rows: list, budget: int, columns=COLUMNS) -> str:
+    lines = [f"**{title}**", "", "| strategy | " + " | ".join(h for _, h, _ in columns) + " |"]
+    lines.append("|---|" + "---:|" * (len(columns) - 1) + "---|")
     for strategy, metrics in rows:
-        lines.append(f"| {strategy} | " + " | ".join(_cell(metrics, key, budget) for key, _, _ in COLUMNS) + " |")
+        lines.append(f"| {strategy} | " + " | ".join(_cell(metrics, key, budget) for key, _, _ in columns) + " |")
     return "\n".join(lines)
 
 
@@ -270,7 +296,7 @@ def _cell(metrics: dict, key: str, budget: int) -> str:
         if key in SHARES and "topics" not in metrics:
             return f">{budget}"
         return "–"
-    if key in ("speed_vs_stock", "cpu_speed_vs_stock"):
+    if "_vs_" in key:
         return f"{value:.2f}"
     if isinstance(value, float) and key.startswith(("H@", "R@")):
         return f"{value:.3f}"
