@@ -164,10 +164,13 @@ async def run_crawl(
 async def replay_crawl(
     topic: Topic, urls: list[str], options: CrawlOptions, *, on_fetch: Callable | None = None, on_crawler: Callable | None = None
 ) -> Run:
-    """Stock Scrapy fetching exactly ``urls`` (another crawl's fetch order) with the same parsing, following nothing.
+    """Stock Scrapy fetching exactly ``urls`` (another crawl's fetch order) with the same parsing.
 
-    Its pages/s is stock Scrapy's speed on the very pages a strategy fetched, so the
-    ratio of the two is the extension's own cost, whatever the pages' sizes.
+    The spider yields every link as in a crawl and stock Scrapy's scheduler takes
+    them (dupefilter, queues), but ``urls`` come first (a higher priority), and the
+    crawl stops after ``len(urls)`` fetches. Its pages/s is stock Scrapy's speed on
+    the very pages a strategy fetched, so the ratio of the two is the extension's
+    own cost, whatever the pages' sizes.
     """
     crawler = CrawlerRunner(crawl_settings(STOCK, options)).create_crawler(ReplaySpider)
     arguments = {"query": topic.query, "start_urls": topic.seeds[0], "urls": urls}
@@ -187,9 +190,11 @@ async def _crawl(crawler, run: Run, budget: int, arguments: dict, on_fetch, on_c
 
 
 class ReplaySpider(FocusedSpider):
-    """The focused spider fetching a given list of URLs: same parsing, links extracted but not followed."""
+    """The focused spider whose start requests are a given list of URLs, fetched before any link it follows."""
 
     name = "focused_replay"
+    #: Above any followed link (0, lowered by depth): the list is fetched first, in order.
+    LIST_PRIORITY = 1_000_000
 
     def __init__(self, *args, urls=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -197,9 +202,4 @@ class ReplaySpider(FocusedSpider):
 
     async def start(self):
         for url in self.urls:
-            yield Request(url, callback=self.parse, dont_filter=True)
-
-    def parse(self, response):
-        for output in super().parse(response):
-            if not isinstance(output, Request):
-                yield output
+            yield Request(url, callback=self.parse, dont_filter=True, priority=self.LIST_PRIORITY)
