@@ -6,9 +6,11 @@ six words some of which are query words, the depth and the page a link was found
 on) are enqueued into a real AdaptiveScheduler (Scrapy's dupefilter included)
 built from a crawler's settings, in batches as a crawl's pages would yield them.
 At each checkpoint (100k, 300k, 1M queued) a window of requests is released with
-the frontier at that size, each rewarded like a fetched page (so the tree is
-fitted, the Q-network trained, the tree refitted as experience grows); at the
-end the whole frontier is released (the amortised cost). Each strategy runs in
+the frontier at that size (the release cost at that size), then a second window
+whose requests are each rewarded like a fetched page (the tree is fitted, the
+Q-network trained, the tree refitted and the frontier re-partitioned as
+experience grows: the learning cost per page, and the release cost while
+learning); at the end the whole frontier is released (the amortised cost). Each strategy runs in
 its own process, so its RSS growth is its own; Scrapy's own scheduler (memory
 queues, breadth-first, ``ScrapyPriorityQueue``) is the baseline.
 
@@ -180,13 +182,22 @@ class ScaleRun:
             gc.collect()
             rss = rss_bytes() - self.rss_start
             queued = len(self.scheduler)
-            release_seconds, learn_seconds, released = self._release(self.window, reward=True)
+            release_seconds, _, released = self._release(self.window, reward=False)
+            self._grow_to(size)
+            refits_before = self._refits()
+            learning_release_seconds, learn_seconds, rewarded = self._release(self.window, reward=True)
+            refits = self._refits() - refits_before
+            # A refit re-partitions the frontier; the next selection re-files every entry.
+            refit_seconds = (learning_release_seconds - release_seconds * rewarded / max(released, 1)) / refits if refits else None
             checkpoints.append(
                 {
                     "queued": queued,
                     "enqueue_us": round(1e6 * segment_seconds / max(segment_count, 1), 2),
                     "release_us": round(1e6 * release_seconds / max(released, 1), 2),
-                    "learn_us_per_page": round(1e6 * learn_seconds / max(released, 1), 1),
+                    "release_us_while_learning": round(1e6 * learning_release_seconds / max(rewarded, 1), 2),
+                    "learn_us_per_page": round(1e6 * learn_seconds / max(rewarded, 1), 1),
+                    "refits": refits,
+                    "seconds_per_refit": round(refit_seconds, 3) if refit_seconds is not None else None,
                     "rss_bytes_per_url": round(rss / queued, 1),
                 }
             )
@@ -200,6 +211,10 @@ class ScaleRun:
             "enqueue_us_overall": round(1e6 * enqueue_seconds / max(enqueued, 1), 2),
             "rewarded_pages": self.rewarded,
         }
+
+    def _refits(self) -> int:
+        strategy = getattr(getattr(self.scheduler, "frontier", None), "strategy", None)
+        return getattr(strategy, "n_refits", 0)
 
     def _grow_to(self, size: int) -> tuple[float, int]:
         seconds, count = 0.0, 0
@@ -298,6 +313,44 @@ def breakdown(strategy: str, n: int, domains: int, seed: int) -> dict:
     }
 
 
+def component_split(strategy: str, n: int, domains: int, seed: int) -> dict:
+    """CPU µs per URL of the parts of enqueuing and releasing, each timed alone on ``n`` links."""
+    from scrapy.utils.request import fingerprint
+
+    from adaptive_spider import features as F
+    from adaptive_spider.frontier.store import PackedRequest
+
+    source = LinkSource(domains=domains, seed=seed)
+    scheduler, spider = build_scheduler(strategy, seed)
+    state = scheduler.state
+    links = []
+    while len(links) < n:
+        domain, relevance, depth = source.page()
+        parent = state.pages.add(state.domains.id_of(source.domains[domain]), relevance)
+        links.extend(source.links(domain, depth, parent))
+    links = links[:n]
+    requests = make_requests(links, spider)
+    parts = {}
+
+    def timed(name, function, items):
+        began = time.process_time()
+        for item in items:
+            function(item)
+        parts[name] = round(1e6 * (time.process_time() - began) / len(items), 2)
+
+    timed("Scrapy fingerprint (dupefilter)", fingerprint, make_requests(links, spider))
+    timed("link_similarity", lambda r: state.link_similarity(r.meta["link_text"], r.url), requests)
+    timed(
+        "static_features",
+        lambda r: F.static_features(r.url, depth=r.meta["depth"], parent_score=0.5, anchor_similarity=0.5, round_discovered=3),
+        requests,
+    )
+    packed = []
+    timed("pack", lambda r: packed.append(PackedRequest(r, {})), requests)
+    timed("unpack (new Request)", PackedRequest.unpack, packed)
+    return parts
+
+
 def _component(filename: str) -> str:
     for marker, name in (
         ("adaptive_spider/frontier/store", "frontier store"),
@@ -351,12 +404,19 @@ def run_in_child(args, strategy: str) -> dict:
 
 def print_report(results: list[dict]) -> None:
     stock = next((r for r in results if r["strategy"] == STOCK), None)
-    print(f"{'strategy':<9} {'queued':>9} {'enqueue µs':>10} {'release µs':>10} {'learn µs/page':>13} {'RSS B/URL':>9}")
+    print(
+        f"{'strategy':<9} {'queued':>9} {'enqueue µs':>10} {'release µs':>10} {'(learning)':>10} "
+        f"{'learn µs/page':>13} {'refits':>6} {'s/refit':>7} {'RSS B/URL':>9}"
+    )
     for result in results:
+        learns = result["strategy"] != STOCK
         for point in result["checkpoints"]:
             print(
                 f"{result['strategy']:<9} {point['queued']:>9,} {point['enqueue_us']:>10} {point['release_us']:>10} "
-                f"{point['learn_us_per_page'] if result['strategy'] != STOCK else '–':>13} {point['rss_bytes_per_url']:>9}"
+                f"{point['release_us_while_learning'] if learns else '–':>10} "
+                f"{point['learn_us_per_page'] if learns else '–':>13} {point['refits']:>6} "
+                f"{point['seconds_per_refit'] if point['seconds_per_refit'] is not None else '–':>7} "
+                f"{point['rss_bytes_per_url']:>9}"
             )
     print()
     for result in results:
@@ -386,6 +446,9 @@ def print_report(results: list[dict]) -> None:
                 f"{'met' if meets[0] else 'MISSED'}, ≤ {TARGET_BYTES:.0f} B per queued URL "
                 f"{'met' if meets[1] else 'MISSED'}"
             )
+        if "split" in result:
+            parts = ", ".join(f"{k} {v}" for k, v in result["split"].items())
+            print(f"{'':<9} parts, µs per URL: {parts}")
         if "breakdown" in result:
             b = result["breakdown"]
             parts = ", ".join(f"{k} {v}" for k, v in b["by_component_bytes_per_url"].items())
@@ -399,7 +462,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window", type=int, default=10000, help="requests released (and rewarded) at each checkpoint")
     parser.add_argument("--domains", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--breakdown", action="store_true", help="also bytes per URL by component (tracemalloc, 50k URLs)")
+    parser.add_argument(
+        "--breakdown", action="store_true",
+        help="also bytes per URL by component (tracemalloc, 50k URLs) and µs per URL of the parts of enqueue and release",
+    )
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -409,6 +475,8 @@ def main(argv: list[str] | None = None) -> int:
         result = ScaleRun(args.child, sizes, args.window, args.domains, args.seed).run()
         if args.breakdown:
             result["breakdown"] = breakdown(args.child, min(50000, sizes[0]), args.domains, args.seed)
+            if args.child != STOCK:
+                result["split"] = component_split(args.child, min(20000, sizes[0]), args.domains, args.seed)
         print(json.dumps(result))
         return 0
     results = []
