@@ -114,10 +114,11 @@ class AdaptiveScheduler(BaseScheduler):
             return False
         if self._start_request_seen_before(request):
             return False
+        if self.journal is not None:
+            # Before queueing: the frontier keeps a packed copy of the meta, which must hold the sequence number.
+            self._journal_add(request)
         self._add(request)
         self._inc("enqueued")
-        if self.journal is not None:
-            self._journal_add(request)
         return True
 
     def _add(self, request: Request) -> int:
@@ -211,10 +212,10 @@ class AdaptiveScheduler(BaseScheduler):
         return config.hold_below if self._in_flight() >= config.hold_in_flight else None
 
     def _in_flight(self) -> int:
-        try:
-            return len(self.crawler.engine.downloader.active)
-        except (AttributeError, TypeError, RuntimeError):  # no engine yet (tests, simulations)
-            return 0
+        """Released requests whose pages have not been parsed yet (download and scraping):
+        their links are not known, whatever the timing of the downloads."""
+        in_progress = requests_in_progress(self.crawler)
+        return len(in_progress) if in_progress is not None else 0
 
     # -- sufficiency: keep the link values (adaptive_spider.linkvalue) in step with the frontier --
     def _track_link_values(self) -> None:

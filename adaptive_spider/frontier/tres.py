@@ -14,6 +14,7 @@ and the frontier re-partitioned.
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import defaultdict
 
 import numpy as np
@@ -25,34 +26,78 @@ from adaptive_spider.frontier.tree import LeafPartition
 
 
 class BestLeafPool:
-    """Entries of one leaf, best link prior first."""
+    """Entries of one leaf, best link prior first (ties: first queued first).
+
+    The heap holds one integer per entry that sorts like ``(-prior, order, entry)``
+    (see :func:`pool_keys`): a tenth of the memory of a tuple, and faster to
+    compare. Entries put in the pool wait in a list until the next ``take``, which
+    adds them all at once (a refitted tree re-assigns the whole frontier).
+    """
 
     def __init__(self, store, entries=()):
         self.store = store
-        self.heap = [self._key(entry) for entry in entries]
-        heapq.heapify(self.heap)
-
-    def _key(self, entry):
-        return (-float(self.store.prior[entry]), int(self.store.order[entry]), entry)
+        self.heap: list[int] = []
+        self.incoming = array("q", entries)
 
     def __len__(self):
-        return len(self.heap)
+        return len(self.heap) + len(self.incoming)
 
     def put(self, entry):
-        heapq.heappush(self.heap, self._key(entry))
+        self.incoming.append(entry)
 
     def take(self, k, rng):
-        return [heapq.heappop(self.heap)[2] for _ in range(min(k, len(self.heap)))]
+        self._settle()
+        heap = self.heap
+        return [heapq.heappop(heap) & _ENTRY_MASK for _ in range(min(k, len(heap)))]
 
     def entries(self):
-        return [item[2] for item in self.heap]
+        return [key & _ENTRY_MASK for key in self.heap] + self.incoming.tolist()
+
+    def _settle(self) -> None:
+        if not self.incoming:
+            return
+        keys = pool_keys(self.store, np.frombuffer(self.incoming, dtype=np.int64))
+        self.incoming = array("q")
+        if len(keys) > len(self.heap) // 4:
+            self.heap.extend(keys)
+            heapq.heapify(self.heap)
+        else:
+            for key in keys:
+                heapq.heappush(self.heap, key)
+
+
+_ENTRY_BITS = 32
+_ORDER_BITS = 40
+_ENTRY_MASK = (1 << _ENTRY_BITS) - 1
+
+
+def pool_keys(store, entries: np.ndarray) -> list[int]:
+    """One integer per entry that sorts like ``(-prior, order, entry)``.
+
+    The prior's float32 bits, mapped to an unsigned integer that sorts like the
+    float and inverted (best first), above the arrival order and the entry id.
+    """
+    shift = _ENTRY_BITS + _ORDER_BITS
+    orders = store.order[entries].tolist()
+    if len(entries) < _VECTOR_MIN:  # a round's put-backs: numpy's per-call cost would dominate
+        bits = store.prior[entries].view(np.uint32).tolist()
+        return [
+            ((b if b & 0x80000000 else 0x7FFFFFFF - b) << shift) | (o << _ENTRY_BITS) | e
+            for b, o, e in zip(bits, orders, entries.tolist())
+        ]
+    bits = store.prior[entries].view(np.uint32).astype(np.int64)
+    descending = np.where(bits & 0x80000000, bits, 0x7FFFFFFF - bits).tolist()
+    return [(d << shift) | (o << _ENTRY_BITS) | e for d, o, e in zip(descending, orders, entries.tolist())]
+
+
+_VECTOR_MIN = 256
 
 
 class UniformLeafPool:
     """Entries of one leaf, sampled uniformly at random (the TRES paper's rule)."""
 
     def __init__(self, store, entries=()):
-        self.items = list(entries)
+        self.items = array("q", entries)
 
     def __len__(self):
         return len(self.items)
@@ -62,14 +107,15 @@ class UniformLeafPool:
 
     def take(self, k, rng):
         taken = []
-        for _ in range(min(k, len(self.items))):
-            index = int(rng.integers(len(self.items)))
-            self.items[index], self.items[-1] = self.items[-1], self.items[index]
-            taken.append(self.items.pop())
+        items = self.items
+        for _ in range(min(k, len(items))):
+            index = int(rng.integers(len(items)))
+            items[index], items[-1] = items[-1], items[index]
+            taken.append(items.pop())
         return taken
 
     def entries(self):
-        return list(self.items)
+        return self.items.tolist()
 
 
 class Tres(Strategy):

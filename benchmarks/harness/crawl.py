@@ -1,0 +1,206 @@
+"""One real crawl of the benchmark: the ``focused`` spider, one strategy, one topic, through the proxy.
+
+The strategies are the AdaptiveScheduler's (``ADAPTIVE_STRATEGY``); ``stock`` is
+the same spider without adaptive_spider's add-on, on Scrapy's own scheduler in
+breadth-first order (FIFO queues, ``DEPTH_PRIORITY = 1``, ``ScrapyPriorityQueue``). Every crawl obeys
+robots.txt, does not retry, and is stopped by the harness once it has fetched
+``budget`` pages (:class:`FetchRecorder`); pages/s is measured up to that fetch.
+With ``order="lockstep"`` the fetch order is pinned (see
+:mod:`benchmarks.harness.lockstep`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from scrapy import Request, signals
+from scrapy.crawler import CrawlerRunner
+from scrapy.settings import Settings
+from scrapy.utils.defer import _schedule_coro
+
+from adaptive_spider.addon import SCHEDULER as ADAPTIVE_SCHEDULER
+from benchmarks.harness.lockstep import lockstep_settings
+from benchmarks.harness.metrics import Run
+from benchmarks.harness.topics import Topic
+from spiders.focused import FocusedSpider
+
+STRATEGIES = ("tres", "linkgroups", "bestfirst", "bfs", "random")
+STOCK = "stock"
+STOCK_SCHEDULER = "scrapy.core.scheduler.Scheduler"
+ORDERS = ("lockstep", "free")
+BUDGET_REASON = "budget"
+INTERRUPTED_REASON = "interrupted"
+
+
+@dataclass
+class CrawlOptions:
+    """What every crawl of a run shares."""
+
+    budget: int = 1000
+    seed: int = 0
+    order: str = "lockstep"
+    window: int = 0  # 0: CONCURRENT_REQUESTS
+    extra: dict = field(default_factory=dict)  # further Scrapy settings (--set)
+
+
+def crawl_settings(strategy: str, options: CrawlOptions) -> Settings:
+    """The project's default profile with the benchmark's settings for ``strategy``."""
+    settings = Settings()
+    settings.setmodule("settings_profiles.default", priority="project")
+    common = {
+        "LOG_LEVEL": "WARNING",
+        "ROBOTSTXT_OBEY": True,
+        "RETRY_ENABLED": False,
+        "HTTPPROXY_ENABLED": True,
+        "TELNETCONSOLE_ENABLED": False,
+        "REMOTE_CONTROL_ENABLED": False,
+        "CLOSESPIDER_PAGECOUNT": 0,  # the harness counts pages itself (robots.txt excluded)
+        "LOGSTATS_INTERVAL": 0,
+    }
+    if strategy == STOCK:
+        scheduler = STOCK_SCHEDULER
+        common.update(
+            {
+                "ADDONS": {},
+                "DEPTH_PRIORITY": 1,
+                "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+                "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+                # Scrapy's default DownloaderAwarePriorityQueue picks the domain with the fewest
+                # downloads in flight: an order that follows download timing, so reruns cannot agree.
+                "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue",
+            }
+        )
+    else:
+        scheduler = ADAPTIVE_SCHEDULER
+        # The focus metrics are read at fixed budgets: the crawl must not stop itself before them.
+        common.update({"ADAPTIVE_STRATEGY": strategy, "ADAPTIVE_SEED": options.seed, "ADAPTIVE_SELF_STOP": False})
+    common["SCHEDULER"] = scheduler
+    if options.order == "lockstep":
+        window = options.window or settings.getint("CONCURRENT_REQUESTS")
+        settings.update(lockstep_settings(scheduler, window), priority="cmdline")
+        common.pop("SCHEDULER")
+    settings.update({**common, **options.extra}, priority="cmdline")
+    return settings
+
+
+class FetchRecorder:
+    """Records a crawl's fetches in order and stops it after ``budget`` of them.
+
+    A fetch is a response that reaches the engine (after redirects), robots.txt
+    excluded. ``on_fetch(run, elapsed)`` is called after each fetch (for progress).
+    """
+
+    def __init__(self, crawler, run: Run, budget: int, on_fetch: Callable | None = None):
+        self.crawler = crawler
+        self.run = run
+        self.budget = budget
+        self.on_fetch = on_fetch
+        self.started_wall = self.started_cpu = 0.0
+        self.reached: tuple[float, float] | None = None
+        crawler.signals.connect(self.response_received, signals.response_received)
+
+    def start_clock(self) -> None:
+        self.started_wall, self.started_cpu = time.perf_counter(), time.process_time()
+
+    def elapsed(self) -> tuple[float, float]:
+        return time.perf_counter() - self.started_wall, time.process_time() - self.started_cpu
+
+    def response_received(self, response, request, spider):
+        if request.meta.get("dont_obey_robotstxt") and response.url.endswith("/robots.txt"):
+            return
+        if len(self.run.fetched) >= self.budget:
+            return  # in flight when the budget was reached: not counted
+        self.run.fetched.append(response.url)
+        if self.on_fetch is not None:
+            self.on_fetch(self.run, self.elapsed()[0])
+        if len(self.run.fetched) == self.budget:
+            self.reached = self.elapsed()
+            stop(self.crawler, BUDGET_REASON)
+
+    def finish(self) -> None:
+        wall, cpu = self.reached or self.elapsed()
+        self.run.seconds, self.run.cpu_seconds = wall, cpu
+        reason = self.crawler.stats.get_value("finish_reason") or ""
+        self.run.finish_reason = reason
+
+
+def stop(crawler, reason: str) -> None:
+    """Close a running crawl gracefully (requests in flight finish, nothing new is released).
+
+    A crawl still starting is closed as soon as its engine runs.
+    """
+    lockstep = getattr(crawler, "_harness_lockstep", None)
+    if lockstep is not None:
+        lockstep.stopping = True
+    try:
+        engine = crawler.engine
+    except RuntimeError:  # Scrapy 2.19: no engine yet
+        engine = None
+    if engine is not None and engine.running and engine.spider is not None:
+        _schedule_coro(engine.close_spider_async(reason=reason))
+    elif crawler.crawling:
+        from twisted.internet import reactor
+
+        reactor.callLater(0.05, stop, crawler, reason)
+
+
+async def run_crawl(
+    topic: Topic,
+    strategy: str,
+    options: CrawlOptions,
+    *,
+    on_fetch: Callable | None = None,
+    on_crawler: Callable | None = None,
+) -> Run:
+    """Crawl ``topic`` with ``strategy`` to its budget (or its end) and return what was fetched.
+
+    ``on_crawler(crawler)`` is called before the crawl starts (to stop it from outside).
+    """
+    crawler = CrawlerRunner(crawl_settings(strategy, options)).create_crawler(FocusedSpider)
+    return await _crawl(crawler, Run(topic.id, strategy), options.budget, topic.spider_arguments(), on_fetch, on_crawler)
+
+
+async def replay_crawl(
+    topic: Topic, urls: list[str], options: CrawlOptions, *, on_fetch: Callable | None = None, on_crawler: Callable | None = None
+) -> Run:
+    """Stock Scrapy fetching exactly ``urls`` (another crawl's fetch order) with the same parsing.
+
+    The spider yields every link as in a crawl and stock Scrapy's scheduler takes
+    them (dupefilter, queues), but ``urls`` come first (a higher priority), and the
+    crawl stops after ``len(urls)`` fetches. Its pages/s is stock Scrapy's speed on
+    the very pages a strategy fetched, so the ratio of the two is the extension's
+    own cost, whatever the pages' sizes.
+    """
+    crawler = CrawlerRunner(crawl_settings(STOCK, options)).create_crawler(ReplaySpider)
+    arguments = {"query": topic.query, "start_urls": topic.seeds[0], "urls": urls}
+    return await _crawl(crawler, Run(topic.id, f"{STOCK}-replay"), len(urls), arguments, on_fetch, on_crawler)
+
+
+async def _crawl(crawler, run: Run, budget: int, arguments: dict, on_fetch, on_crawler) -> Run:
+    recorder = FetchRecorder(crawler, run, budget, on_fetch)
+    if on_crawler is not None:
+        on_crawler(crawler)
+    recorder.start_clock()
+    try:
+        await crawler.crawl_async(**arguments)
+    finally:
+        recorder.finish()
+    return run
+
+
+class ReplaySpider(FocusedSpider):
+    """The focused spider whose start requests are a given list of URLs, fetched before any link it follows."""
+
+    name = "focused_replay"
+    #: Above any followed link (0, lowered by depth): the list is fetched first, in order.
+    LIST_PRIORITY = 1_000_000
+
+    def __init__(self, *args, urls=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.urls = list(urls)
+
+    async def start(self):
+        for url in self.urls:
+            yield Request(url, callback=self.parse, dont_filter=True, priority=self.LIST_PRIORITY)

@@ -1,0 +1,111 @@
+"""Smoke runs of ``python -m benchmarks.harness`` on the generated demo site served from a folder.
+
+Real crawls through the offline web's server (a child process on 127.0.0.1), a
+few hundred pages in all: the command prints its table, writes the JSON file
+and the plots, reruns agree, and Ctrl-C still writes what was measured. The
+full benchmark is a documented command (docs/benchmarks.md), never run here.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmarks.harness.demo import write_demo
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.benchmark
+
+
+def harness_command(site, topics, out, *extra):
+    return [
+        sys.executable, "-m", "benchmarks.harness", "--folder", str(site), "--topics", str(topics),
+        "--out", str(out), "--no-warmup", *extra,
+    ]
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """One harness run: a 164-page demo site, three strategies twice each, 120 pages per crawl."""
+    folder = tmp_path_factory.mktemp("demo")
+    site, topics, demo = write_demo(folder, hubs_per_topic=2, articles_per_hub=12)
+    out = folder / "out"
+    command = harness_command(site, topics, out, "--strategies", "tres,bfs,stock", "--budget", "120", "--repeat", "2", "--traces")
+    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    return completed, out, demo
+
+
+def test_table_has_a_row_per_strategy_and_the_mean(smoke_run):
+    completed, _, demo = smoke_run
+    lines = completed.stdout.splitlines()
+    assert lines[0] == f"demo-astronomy ({len(demo.relevant)} relevant)"
+    assert lines[1].split() == ["strategy", "H@200", "H@500", "R@500", "R@1000", "N50", "N90", "pages/s", "×stock", "cpu×st", "finish"]
+    rows = {line.split()[0]: line.split() for line in lines[2:5]}
+    assert set(rows) == {"tres", "bfs", "stock"}
+    assert all(row[-1] == "budget" for row in rows.values())
+    assert rows["stock"][-3:-1] == ["1.00", "1.00"]  # stock against itself
+    assert "reruns:" in completed.stdout
+    assert "[6/6] demo-astronomy stock #2: 120 pages" in completed.stderr  # progress
+
+
+def test_json_holds_sane_metrics_and_identical_reruns(smoke_run):
+    _, out, demo = smoke_run
+    results = json.loads((out / "results.json").read_text())
+    topic = results["topics"]["demo-astronomy"]
+    assert topic["relevant"] == len(demo.relevant) == 24
+    assert results["harness"]["interrupted"] is False and results["harness"]["order"] == "lockstep"
+    for strategy in ("tres", "bfs", "stock"):
+        metrics = topic["metrics"][strategy]
+        assert metrics["pages"] == 120 and metrics["finish_reason"] == "budget"
+        assert metrics["pages_per_s"] > 0 and metrics["H@500"] is None and metrics["R@1000"] is None
+        found = topic["runs"][strategy][0]["found_at"]
+        assert found == sorted(found) and all(1 <= n <= 120 for n in found)
+        if metrics["N90"] is not None:
+            assert metrics["N50"] <= metrics["N90"] == found[21]  # 90 % of 24 -> the 22nd relevant page
+        # lockstep: the rerun fetched exactly the same pages in the same order
+        assert topic["variation"][strategy]["identical_fetch_order"] is True
+        trace = (out / "traces" / f"demo-astronomy-{strategy}-1.txt").read_text().split()
+        assert len(trace) == 120 and trace[0] == "http://site.test/index.html"  # the seed, after its redirect
+    assert topic["metrics"]["stock"]["speed_vs_stock"] == 1.0
+    assert results["mean"]["tres"]["topics"] == 1
+
+
+def test_plot_and_markdown_are_written(smoke_run):
+    import matplotlib.image
+
+    _, out, _ = smoke_run
+    image = matplotlib.image.imread(out / "recall-demo-astronomy.png")
+    assert image.shape[0] > 300 and image.shape[1] > 500
+    assert image[..., :3].std() > 0.05  # lines, not a blank canvas
+    markdown = (out / "results.md").read_text()
+    assert "| tres |" in markdown and "python -m benchmarks.harness" in markdown
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_what_was_measured(tmp_path):
+    site, topics, _ = write_demo(tmp_path)  # the full demo site: 752 pages
+    out = tmp_path / "out"
+    command = harness_command(site, topics, out, "--strategies", "bfs,tres", "--budget", "600")
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    began = time.monotonic()
+    for line in process.stderr:
+        if "[2/2] demo-astronomy tres: starting" in line:
+            process.send_signal(signal.SIGINT)
+            break
+        assert time.monotonic() - began < 60, "the second crawl never started"
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr[-2000:]
+    assert "interrupted" in stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["harness"]["interrupted"] is True
+    assert set(results["topics"]["demo-astronomy"]["runs"]) == {"bfs"}  # the interrupted crawl is not in the table
+    assert results["interrupted_run"]["strategy"] == "tres"
+    assert results["topics"]["demo-astronomy"]["metrics"]["bfs"]["pages"] == 600
+    assert stdout.splitlines()[2].split()[0] == "bfs"  # the table of what was measured
+    assert (out / "recall-demo-astronomy.png").is_file()
