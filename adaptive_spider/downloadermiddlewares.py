@@ -1,7 +1,7 @@
 """DomainProfileMiddleware: what each domain's downloads were like.
 
 It records, per domain, the latency Scrapy measured (``download_latency``), the
-status of every response and every failure (exceptions, 5xx, DNS errors). The
+status of every response and every failure (exceptions, 5xx, DNS errors). robots.txt fetches are left out. The
 frontier reads these profiles as features and as filters (slow, unreliable).
 A fetch that gives no page (an error status or an exception) is also a reward
 of 0 for the decision that released it.
@@ -29,6 +29,8 @@ class DomainProfileMiddleware:
         return cls(CrawlState.of(crawler))
 
     def process_response(self, request, response, spider=None):
+        if _is_robots_txt(request):
+            return response
         latency = request.meta.get("download_latency")
         self.state.domains.record_response(domain_of(response.url), response.status, latency)
         if response.status >= 400:
@@ -38,7 +40,7 @@ class DomainProfileMiddleware:
         return response
 
     def process_exception(self, request, exception, spider=None):
-        if isinstance(exception, IgnoreRequest):
+        if isinstance(exception, IgnoreRequest) or _is_robots_txt(request):
             # Dropped before download (robots.txt, offsite...): not the domain's failure.
             return None
         dns = isinstance(exception, DNSLookupError)
@@ -46,3 +48,9 @@ class DomainProfileMiddleware:
         self.state.inc_stat("download_failures/dns" if dns else "download_failures/other")
         self.state.reward_nothing(request)
         return None
+
+
+def _is_robots_txt(request) -> bool:
+    """RobotsTxtMiddleware's own fetch: most hosts answer it with a 404, which says
+    nothing of their pages, and its answer is not the domain's first page."""
+    return bool(request.meta.get("dont_obey_robotstxt")) and request.url.endswith("/robots.txt")
