@@ -45,6 +45,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 STATE_FILE = "adaptive_frontier.pickle"
+#: The meta keys that describe the link a request came from (taken over by a better link).
+LINK_META_KEYS = (PARENT_KEY, "link_text", "link_context")
+#: How much higher a later link's prior must be to take the place of the first link.
+PRIOR_MARGIN = 0.01
 
 
 class AdaptiveScheduler(BaseScheduler):
@@ -111,6 +115,7 @@ class AdaptiveScheduler(BaseScheduler):
     def enqueue_request(self, request: Request) -> bool:
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
+            self._merge_link_evidence(request)
             return False
         if self._start_request_seen_before(request):
             return False
@@ -124,10 +129,36 @@ class AdaptiveScheduler(BaseScheduler):
     def _add(self, request: Request) -> int:
         static, domain_id, parent, prior = self._link_context(request)
         entry = self.frontier.add(request, static, domain_id, parent, prior)
+        self._value_link(entry, request, static, domain_id)
+        return entry
+
+    def _value_link(self, entry: int, request: Request, static, domain_id: int) -> None:
+        """Let the sufficiency link values know of a queued link."""
         anchor = request.meta.get("link_text") or ""
         parent_score = float(static[F.STATIC_NAMES.index("parent_score")])
         self.state.knowledge.links.add(entry, anchor if isinstance(anchor, str) else "", request.url, parent_score, domain_id)
-        return entry
+
+    def _merge_link_evidence(self, request: Request) -> None:
+        """A duplicate of a queued request may come from a better link (a page's own
+        title where the first link was an index's bare name): the queued entry then
+        takes this link's features and prior. The request stays a duplicate."""
+        entry = self.frontier.queued_entry(request.url)
+        if entry is None:
+            return
+        static, domain_id, parent, prior = self._link_context(request)
+        if prior <= float(self.frontier.store.prior[entry]) + PRIOR_MARGIN:
+            return
+
+        def take_link_meta(queued: Request) -> None:
+            for key in LINK_META_KEYS:
+                if key in request.meta:
+                    queued.meta[key] = request.meta[key]
+                else:
+                    queued.meta.pop(key, None)
+
+        new_entry = self.frontier.relink(entry, take_link_meta, static, domain_id, parent, prior)
+        self._value_link(new_entry, request, static, domain_id)
+        self._inc("relinked")
 
     def _link_context(self, request: Request) -> tuple:
         """``(static features, domain id, parent page id, link prior)`` of a new request.

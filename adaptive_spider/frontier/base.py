@@ -57,6 +57,9 @@ class Strategy:
     learns = False
     #: Whether the frontier probes a never-fetched domain with one request first.
     probes_new_domains = True
+    #: Whether the order depends on each entry's link prior: then a better link to a
+    #: queued URL, found later, takes the place of the first one (see Frontier.relink).
+    ranks_by_link_prior = False
 
     def __init__(self, frontier: Frontier, config, rng: np.random.Generator):
         self.frontier = frontier

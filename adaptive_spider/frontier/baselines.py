@@ -73,6 +73,7 @@ class BestFirst(Strategy):
     """Highest link prior first (anchor and URL words, then the linking page's relevance)."""
 
     name = "bestfirst"
+    ranks_by_link_prior = True
 
     def __init__(self, frontier, config, rng):
         super().__init__(frontier, config, rng)

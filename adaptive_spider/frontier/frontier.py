@@ -59,18 +59,40 @@ class Frontier:
         self.waiting: dict[int, list] = {}
         self.round = 0
         self.filtered: Counter = Counter()
+        # URL -> entry of queued requests the dupefilter screens (not dont_filter): where a
+        # later link to the same URL finds the entry (the URL string is the request's own).
+        self.queued_urls: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self.store)
 
     # -- adding -----------------------------------------------------------------------
-    def add(self, request, static: np.ndarray, domain_id: int, parent_id: int, prior: float) -> int:
+    def add(self, request, static: np.ndarray, domain_id: int, parent_id: int, prior: float, order: int | None = None) -> int:
         group = self.pages.group_of(parent_id, link_context(request))
-        entry = self.store.add(request, static, domain_id, parent_id, prior, group)
+        entry = self.store.add(request, static, domain_id, parent_id, prior, group, order)
         tier = int(request.priority)
         self.tier_sizes[tier] += 1
         self.strategy.push(tier, entry)
+        if not request.dont_filter:
+            self.queued_urls[request.url] = entry
         return entry
+
+    def queued_entry(self, url: str) -> int | None:
+        """The queued entry of a URL, if a strategy ranked by link prior could move it."""
+        if not self.strategy.ranks_by_link_prior:
+            return None
+        return self.queued_urls.get(url)
+
+    def relink(self, entry: int, update, static: np.ndarray, domain_id: int, parent_id: int, prior: float) -> int:
+        """Give a queued entry the evidence of a better link to its URL: its request
+        (its meta changed by ``update(request)``) is queued again with these features and
+        prior, in its first place of arrival; the strategy drops the old id when it meets it.
+        """
+        request = self.store.retire(entry)
+        order = int(self.store.order[entry])
+        self.tier_sizes[int(request.priority)] -= 1
+        update(request)
+        return self.add(request, static, domain_id, parent_id, prior, order)
 
     # -- features for the strategies ---------------------------------------------------
     def features(self, entries: np.ndarray) -> np.ndarray:
@@ -108,7 +130,7 @@ class Frontier:
         accepted: list[tuple[int, Choice]] = []
         for tier in sorted((t for t, size in self.tier_sizes.items() if size), reverse=True):
             while len(accepted) < n and self.strategy.count(tier):
-                choices = self.strategy.select(tier, n - len(accepted))
+                choices = [c for c in self.strategy.select(tier, n - len(accepted)) if self._alive(c.entry)]
                 weak = [] if hold_below is None else [c for c in choices if self.store.prior[c.entry] < hold_below]
                 for choice in choices:
                     if choice in weak:
@@ -127,7 +149,15 @@ class Frontier:
         """Return to the strategy the entries of domains whose probe has answered."""
         for domain_id in [d for d in self.waiting if force or not self.domains.is_untried(d)]:
             for tier, choice in self.waiting.pop(domain_id):
-                self.strategy.push(tier, choice.entry)
+                if self._alive(choice.entry):
+                    self.strategy.push(tier, choice.entry)
+
+    def _alive(self, entry: int) -> bool:
+        """Whether an entry a strategy gave back is still queued (not relinked)."""
+        if self.store.live[entry]:
+            return True
+        self.store.forget(entry)
+        return False
 
     def _screen(self, tier: int, choice: Choice, accepted: list) -> None:
         domain_id = int(self.store.domain[choice.entry])
@@ -156,10 +186,13 @@ class Frontier:
             for tier in sorted(self.tier_sizes, reverse=True):
                 while len(accepted) < n and self.strategy.count(tier):
                     for choice in self.strategy.select(tier, n - len(accepted)):
-                        self._accept(tier, choice, accepted)
+                        if self._alive(choice.entry):
+                            self._accept(tier, choice, accepted)
             return
         while self.held and len(accepted) < n:
             tier, choice = self.held.popleft()
+            if not self._alive(choice.entry):
+                continue
             reason = self._drop_reason(int(self.store.domain[choice.entry]))
             if reason:
                 self._remove(tier, choice.entry)
@@ -188,7 +221,10 @@ class Frontier:
 
     def _remove(self, tier: int, entry: int):
         self.tier_sizes[tier] -= 1
-        return self.store.take(entry)
+        request = self.store.take(entry)
+        if self.queued_urls.get(request.url) == entry:
+            del self.queued_urls[request.url]
+        return request
 
     # -- learning ------------------------------------------------------------------------
     def observe(self, x, reward: float, page_key: int, leaf: int = -1, prior: float = 0.0) -> None:

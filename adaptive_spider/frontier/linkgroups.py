@@ -33,6 +33,7 @@ class LinkGroups(Strategy):
 
     name = "linkgroups"
     learns = True
+    ranks_by_link_prior = True
 
     def __init__(self, frontier, config, rng):
         super().__init__(frontier, config, rng)

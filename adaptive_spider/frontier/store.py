@@ -122,7 +122,10 @@ class FrontierStore:
     def __len__(self) -> int:
         return self.size
 
-    def add(self, request, static: np.ndarray, domain_id: int, parent_id: int, prior: float, group_id: int = -1) -> int:
+    def add(
+        self, request, static: np.ndarray, domain_id: int, parent_id: int, prior: float, group_id: int = -1, order: int | None = None
+    ) -> int:
+        """Queue a request; ``order`` keeps the arrival order of an entry it replaces."""
         entry = self._free.pop() if self._free else self._next_slot()
         self.static[entry] = static
         self.domain[entry] = domain_id
@@ -130,10 +133,12 @@ class FrontierStore:
         self.group[entry] = group_id
         # + 0.0: a -0.0 prior sorts as 0.0 in the strategies' integer keys
         self.prior[entry] = prior + 0.0
-        self.order[entry] = self._arrivals
+        if order is None:
+            order = self._arrivals
+            self._arrivals += 1
+        self.order[entry] = order
         self.live[entry] = True
         self.requests[entry] = request
-        self._arrivals += 1
         self.size += 1
         return entry
 
@@ -145,6 +150,22 @@ class FrontierStore:
         self._free.append(entry)
         self.size -= 1
         return request
+
+    def retire(self, entry: int):
+        """Remove an entry whose id a strategy still holds; return its request.
+
+        The id is not reused until :meth:`forget` (when the strategy gives it back),
+        so a strategy never holds one id for two entries.
+        """
+        request = self.requests[entry]
+        self.requests[entry] = None
+        self.live[entry] = False
+        self.size -= 1
+        return request
+
+    def forget(self, entry: int) -> None:
+        """Free the id of a retired entry."""
+        self._free.append(entry)
 
     def live_ids(self) -> np.ndarray:
         return np.flatnonzero(self.live[: self._top]).astype(np.int64)

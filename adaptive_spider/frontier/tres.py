@@ -123,6 +123,7 @@ class Tres(Strategy):
 
     name = "tres"
     learns = True
+    ranks_by_link_prior = True
 
     def __init__(self, frontier, config, rng):
         super().__init__(frontier, config, rng)

@@ -143,6 +143,10 @@ class LockstepScheduler(BaseScheduler):
         self.crawler = crawler
         self.buffer: deque = deque()
         lockstep.fill = self.fill
+        if hasattr(inner, "_in_flight"):
+            # The AdaptiveScheduler's cold-start hold counts the engine's requests in progress;
+            # requests buffered here are not the engine's yet, so it would count by timing.
+            inner._in_flight = lambda: lockstep.in_flight
 
     @classmethod
     def from_crawler(cls, crawler):
