@@ -194,9 +194,12 @@ class AdaptiveScheduler(BaseScheduler):
         if self.journal is not None:
             self._journal_tick()
         if not self.ready:
-            self._refill()
+            self._refill(self.config.pages_per_round)
             if not self.ready:
                 return None
+        elif self.frontier.top_tier() > self.ready[0][0].priority:
+            # A request of a higher priority (a redirect, a retry) goes before the batch, as in Scrapy.
+            self._refill(1, front=True)
         request, decision = self.ready.popleft()
         self._released += 1
         self.state.knowledge.links.dispatch(request)
@@ -214,9 +217,9 @@ class AdaptiveScheduler(BaseScheduler):
             )
         return request
 
-    def _refill(self) -> None:
+    def _refill(self, n: int, front: bool = False) -> None:
         filtered_before = dict(self.frontier.filtered)
-        batch = self.frontier.next_batch(self.config.pages_per_round, self._hold_below())
+        batch = self.frontier.next_batch(n, self._hold_below())
         for reason, count in self.frontier.filtered.items():
             if count != filtered_before.get(reason, 0):
                 self._inc(f"filtered/{reason}", count - filtered_before.get(reason, 0))
@@ -231,7 +234,10 @@ class AdaptiveScheduler(BaseScheduler):
             }
             request.meta[DECISION_KEY] = decision
             request.meta[GAIN_KEY] = round(self.state.knowledge.links.release(choice.entry, request), 6)
-            self.ready.append((request, decision))
+            if front:
+                self.ready.appendleft((request, decision))
+            else:
+                self.ready.append((request, decision))
 
     def _hold_below(self) -> float | None:
         """During the cold start, links with no evidence of relevance wait while
@@ -240,6 +246,8 @@ class AdaptiveScheduler(BaseScheduler):
         config = self.config
         if not config.hold_below or self._released >= config.cold_start_pages:
             return None
+        if not self.frontier.strategy.ranks_by_link_prior:
+            return None  # bfs, dfs, random: an order that ignores link evidence stays that order
         return config.hold_below if self._in_flight() >= config.hold_in_flight else None
 
     def _in_flight(self) -> int:

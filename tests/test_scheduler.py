@@ -151,3 +151,18 @@ async def test_full_crawl_with_plain_spider(demo_site):
     )
     await crawler.crawl_async(url)
     assert crawler.stats.get_value("downloader/response_count") == 6
+
+
+@pytest.mark.parametrize("strategy", ["bfs", "tres"])
+def test_a_higher_priority_request_goes_before_the_ready_batch(strategy):
+    """As in Scrapy's priority queue: a redirect or retry (priority raised) arriving
+    after a batch was prepared is still served next."""
+    scheduler = make_scheduler(ADAPTIVE_STRATEGY=strategy)
+    scheduler.state.domains.record_response("foo.test", 200, 0.1)  # no probe of a new domain first
+    for i in range(6):
+        scheduler.enqueue_request(Request(f"http://foo.test/{i}"))
+    scheduler.next_request()
+    assert len(scheduler.ready) > 1, "the batch is prepared ahead"
+    scheduler.enqueue_request(Request("http://foo.test/redirected", priority=2))
+    assert scheduler.next_request().url == "http://foo.test/redirected"
+    assert len(drain(scheduler)) == 5

@@ -373,7 +373,7 @@ class DistributedScheduler(AdaptiveScheduler):
 
     def _wake(self) -> None:
         self._pull(self.config.distributed_batch)
-        self._refill()
+        self._refill(self.config.pages_per_round)
         if not self.ready or self.crawler is None or self.crawler.engine is None:
             return
         self.starving = False

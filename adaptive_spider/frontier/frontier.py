@@ -77,6 +77,10 @@ class Frontier:
             self.queued_urls[request.url] = entry
         return entry
 
+    def top_tier(self) -> float:
+        """The highest priority tier with queued entries (-inf when none)."""
+        return max((tier for tier, size in self.tier_sizes.items() if size), default=float("-inf"))
+
     def queued_entry(self, url: str) -> int | None:
         """The queued entry of a URL, if a strategy ranked by link prior could move it."""
         if not self.strategy.ranks_by_link_prior:

@@ -75,6 +75,9 @@ def test_json_holds_sane_metrics_and_identical_reruns(smoke_run):
         assert len(trace) == 120 and trace[0] == "http://site.test/index.html"  # the seed, after its redirect
     assert topic["metrics"]["stock"]["speed_vs_stock"] == 1.0
     assert results["mean"]["tres"]["topics"] == 1
+    # The AdaptiveScheduler's bfs is Scrapy's own breadth-first order, page for page.
+    traces = {s: (out / "traces" / f"demo-astronomy-{s}-1.txt").read_text() for s in ("bfs", "stock")}
+    assert traces["bfs"] == traces["stock"]
 
 
 def test_plot_and_markdown_are_written(smoke_run):
