@@ -75,8 +75,13 @@ def link_novelty(
 
 
 def structure_authority(url: str, depth_decay: float, query_penalty: float) -> float:
-    value = 1.0 / (1.0 + depth_decay * max(0, path_depth(url) - 1))
-    return value * query_penalty if urlsplit(url).query else value
+    return structure_value(path_depth(url), bool(urlsplit(url).query), depth_decay, query_penalty)
+
+
+def structure_value(path_segments: int, has_query: bool, depth_decay: float, query_penalty: float) -> float:
+    """:func:`structure_authority` of a URL already parsed."""
+    value = 1.0 / (1.0 + depth_decay * max(0, path_segments - 1))
+    return value * query_penalty if has_query else value
 
 
 def domain_authority(
@@ -196,11 +201,19 @@ class LinkValues:
         return self._gain(link, self.view())
 
     # -- the queue -----------------------------------------------------------------------
-    def add(self, entry: int, anchor: str, url: str, parent_relevance: float, domain_id: int | None = None) -> float:
-        """A link joined the frontier as ``entry``; returns its gain."""
+    def add(
+        self, entry: int, anchor: str, url: str, parent_relevance: float, domain_id: int | None = None, preview=None
+    ) -> float:
+        """A link joined the frontier as ``entry``; returns its gain. ``preview``: the link's
+        :class:`~adaptive_spider.linkpreview.LinkPreview`, if the caller has it (saves parsing the URL)."""
         self.added += 1
-        link = _Link(self.added, url, preview_terms(self.terms, anchor, url), float(parent_relevance),
-                     structure_authority(url, self.depth_decay, self.query_penalty), domain_id)
+        if preview is None:
+            terms = preview_terms(self.terms, anchor, url)
+            structure = structure_authority(url, self.depth_decay, self.query_penalty)
+        else:
+            terms = preview.term_ids
+            structure = structure_value(preview.path_depth, preview.has_query, self.depth_decay, self.query_penalty)
+        link = _Link(self.added, url, terms, float(parent_relevance), structure, domain_id)
         self.links[entry] = link
         view = self.view()
         value = self._gain(link, view)

@@ -45,6 +45,9 @@ class BestLeafPool:
     def put(self, entry):
         self.incoming.append(entry)
 
+    def put_many(self, entries: np.ndarray) -> None:
+        self.incoming.frombytes(entries.astype(np.int64, copy=False).tobytes())
+
     def take(self, k, rng):
         self._settle()
         heap = self.heap
@@ -52,6 +55,11 @@ class BestLeafPool:
 
     def entries(self):
         return [key & _ENTRY_MASK for key in self.heap] + self.incoming.tolist()
+
+    def entry_array(self) -> np.ndarray:
+        """:meth:`entries` as an array (no list of a million ints when the frontier is re-partitioned)."""
+        heap = np.fromiter((key & _ENTRY_MASK for key in self.heap), dtype=np.int64, count=len(self.heap))
+        return np.concatenate([heap, np.frombuffer(self.incoming, dtype=np.int64)])
 
     def _settle(self) -> None:
         if not self.incoming:
@@ -105,6 +113,9 @@ class UniformLeafPool:
     def put(self, entry):
         self.items.append(entry)
 
+    def put_many(self, entries: np.ndarray) -> None:
+        self.items.frombytes(entries.astype(np.int64, copy=False).tobytes())
+
     def take(self, k, rng):
         taken = []
         items = self.items
@@ -116,6 +127,22 @@ class UniformLeafPool:
 
     def entries(self):
         return self.items.tolist()
+
+    def entry_array(self) -> np.ndarray:
+        return np.frombuffer(self.items, dtype=np.int64).copy()
+
+
+def _entry_array() -> array:
+    return array("q")
+
+
+def by_leaf(entries: np.ndarray, leaves: np.ndarray):
+    """``(leaf, entries of that leaf)`` for each leaf present, the entries in their order."""
+    order = np.argsort(leaves, kind="stable")
+    ordered = leaves[order]
+    starts = np.flatnonzero(np.diff(ordered)) + 1
+    for group, start in zip(np.split(entries[order], starts), [0, *starts.tolist()]):
+        yield int(ordered[start]), group
 
 
 class Tres(Strategy):
@@ -138,7 +165,8 @@ class Tres(Strategy):
             random_state=config.seed,
         )
         self.pool_class = BestLeafPool if config.tree_leaf_sampling == "best" else UniformLeafPool
-        self.pending: dict[int, list] = defaultdict(list)
+        # Entries not yet in a leaf's pool, by tier: new, put back by the frontier, or re-partitioned.
+        self.pending: dict[int, array] = defaultdict(_entry_array)
         self.pools: dict[int, list] = {}
         self.n_observed = 0
         self.n_refits = 0
@@ -156,18 +184,25 @@ class Tres(Strategy):
             pools = self.pools[tier] = [self.pool_class(self.frontier.store) for _ in range(self.partition.n_leaves)]
         pending = self.pending.pop(tier, None)
         if pending:
-            leaves = self.partition.apply(self.frontier.features(np.array(pending, dtype=np.int64)))
-            for entry, leaf in zip(pending, leaves):
-                pools[leaf].put(entry)
+            entries = np.frombuffer(pending, dtype=np.int64)
+            leaves = self.partition.apply(self.frontier.features(entries))
+            if len(entries) < _VECTOR_MIN:  # a round's new links: numpy's per-call cost would dominate
+                for entry, leaf in zip(entries.tolist(), leaves.tolist()):
+                    pools[leaf].put(entry)
+            else:  # a re-partitioned frontier: whole leaves at once
+                for leaf, group in by_leaf(entries, leaves):
+                    pools[leaf].put_many(group)
         return pools
 
     def _repartition(self) -> None:
         """Re-assign every queued entry to the leaves of a newly fitted tree."""
         for tier in list(self.pools) + list(self.pending):
-            entries = [e for pool in self.pools.get(tier, ()) for e in pool.entries()] + self.pending.pop(tier, [])
-            self.pools.pop(tier, None)
-            if entries:
-                self.pending[tier] = entries
+            parts = [pool.entry_array() for pool in self.pools.pop(tier, ())]
+            pending = self.pending.pop(tier, None)
+            if pending:
+                parts.append(np.frombuffer(pending, dtype=np.int64))
+            if parts and sum(map(len, parts)):
+                self.pending[tier] = array("q", np.concatenate(parts).tobytes())
 
     # -- selection ------------------------------------------------------------------
     @property
