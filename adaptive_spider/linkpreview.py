@@ -12,7 +12,6 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 import numpy as np
-from scrapy.utils.httpobj import urlparse_cached
 
 from adaptive_spider.relevance import QueryTerms, url_words_of
 
@@ -31,17 +30,17 @@ class LinkPreview:
 
     @classmethod
     def of(cls, request, terms: QueryTerms, anchor: str) -> LinkPreview:
-        url = request.url
-        # Scrapy's cached parse: a middleware may have parsed this request already.
-        parts = urlparse_cached(request)
-        # urlparse moves ";params" out of the path, which the features count as urlsplit does.
-        path = parts.path if ";" not in url else urlsplit(url).path
+        # A plain urlsplit, not Scrapy's urlparse_cached: filling its weakly keyed
+        # cache costs more than the parse, and nothing reads this request's parse
+        # again (the frontier packs the request; a new one leaves it).
+        parts = urlsplit(request.url)
         hostname = parts.hostname or ""
-        present = terms.present(f"{anchor.lower()} {url_words_of(hostname, path, parts.query)}")
-        depth = sum(1 for segment in path.split("/") if segment)
-        return cls(hostname.lower(), depth, bool(parts.query), present)
+        present = terms.present(f"{anchor.lower()} {url_words_of(hostname, parts.path, parts.query)}")
+        depth = sum(1 for segment in parts.path.split("/") if segment)
+        return cls(hostname.lower(), depth, bool(parts.query), present)  # lower: an IPv6 zone keeps its case
 
     @property
     def term_ids(self) -> tuple[int, ...]:
         """Indexes of the query terms in the preview."""
-        return tuple(np.flatnonzero(self.present).tolist())
+        # A handful of terms: plain Python beats numpy's per-call cost here.
+        return tuple(index for index, found in enumerate(self.present.tolist()) if found)

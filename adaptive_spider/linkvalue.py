@@ -32,6 +32,7 @@ any time; it feeds the ``no_promising_links`` stop.
 from __future__ import annotations
 
 import heapq
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -162,8 +163,13 @@ class LinkValues:
         self.max_refresh = max_refresh
         self.links: dict[int, _Link] = {}
         self.ready: dict = {}  # released requests not yet handed to the engine
-        self.pending: dict = {}  # released requests (ready or in flight) -> their link, re-valued when asked
-        self._released: dict[str, float] = {}  # URL -> gain when it left the frontier (recent ones)
+        # Released requests (ready or in flight) -> their link, re-valued when asked. The
+        # recent ones only: a crawl that never asks (no sufficiency stop) would keep every
+        # request it ever released; an older one is valued by its gain at release.
+        self.pending: OrderedDict = OrderedDict()
+        # URL -> gain when it left the frontier (recent ones). Ordered dicts: dropping the
+        # oldest of a plain dict walks over its deleted slots, on every release.
+        self._released: OrderedDict[str, float] = OrderedDict()
         self._heap: list[tuple[float, int, int, int]] = []
         #: Links ever added (0: no scheduler keeps link values).
         self.added = 0
@@ -229,9 +235,11 @@ class LinkValues:
             self.ready[request] = True
             if link is not None:
                 self.pending[request] = link
+                if len(self.pending) > _RELEASED_KEPT:
+                    self.pending.popitem(last=False)
             self._released[request.url] = value
             if len(self._released) > _RELEASED_KEPT:  # fetches that never gave a page
-                del self._released[next(iter(self._released))]
+                self._released.popitem(last=False)
         self._compact()
         return value
 
@@ -288,7 +296,7 @@ class LinkValues:
                 else:  # released before these link values existed (a resumed JOBDIR)
                     candidates.append((float(request.meta.get(GAIN_KEY, 0.0) or 0.0), request.url))
         if in_flight is not None:  # everything else released has come back
-            self.pending = {request: self.pending[request] for request in released if request in self.pending}
+            self.pending = OrderedDict((request, self.pending[request]) for request in released if request in self.pending)
         return max(candidates, key=lambda pair: pair[0])
 
     def _compact(self) -> None:

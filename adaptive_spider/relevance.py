@@ -33,7 +33,6 @@ STOP_WORDS = frozenset(
 PREFIX_MIN_LENGTH = 4
 MAX_TERMS = 64
 _WORD = re.compile(r"[a-z0-9]+")
-_URL_SPLIT = re.compile(r"[^a-z0-9]+")
 _URL_NOISE = frozenset({"http", "https", "www", "html", "htm", "php", "asp", "aspx", "index", "com", "org", "net", "test"})
 
 
@@ -61,8 +60,8 @@ def url_words(url: str) -> str:
 
 def url_words_of(hostname: str, path: str, query: str) -> str:
     """:func:`url_words` of a URL already split (for a caller that parsed it anyway)."""
-    words = _URL_SPLIT.split(f"{hostname} {path} {query}".lower())
-    return " ".join(w for w in words if w and w not in _URL_NOISE)
+    words = _WORD.findall(f"{hostname} {path} {query}".lower())
+    return " ".join([w for w in words if w not in _URL_NOISE])
 
 
 class QueryTerms:

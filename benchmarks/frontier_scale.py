@@ -319,6 +319,7 @@ def component_split(strategy: str, n: int, domains: int, seed: int) -> dict:
 
     from adaptive_spider import features as F
     from adaptive_spider.frontier.store import PackedRequest
+    from adaptive_spider.linkpreview import LinkPreview
 
     source = LinkSource(domains=domains, seed=seed)
     scheduler, spider = build_scheduler(strategy, seed)
@@ -339,11 +340,15 @@ def component_split(strategy: str, n: int, domains: int, seed: int) -> dict:
         parts[name] = round(1e6 * (time.process_time() - began) / len(items), 2)
 
     timed("Scrapy fingerprint (dupefilter)", fingerprint, make_requests(links, spider))
-    timed("link_similarity", lambda r: state.link_similarity(r.meta["link_text"], r.url), requests)
+    previews = []
+    timed("link preview (URL parsed, query terms)", lambda r: previews.append(LinkPreview.of(r, state.terms, r.meta["link_text"])), requests)
+    timed("anchor_similarity", lambda p: state.scorer.score_terms(p.present), previews)
     timed(
         "static_features",
-        lambda r: F.static_features(r.url, depth=r.meta["depth"], parent_score=0.5, anchor_similarity=0.5, round_discovered=3),
-        requests,
+        lambda p: F.static_vector(
+            depth=3, parent_score=0.5, anchor_similarity=0.5, path_segments=p.path_depth, has_query=p.has_query, round_discovered=3
+        ),
+        previews,
     )
     packed = []
     timed("pack", lambda r: packed.append(PackedRequest(r, {})), requests)
