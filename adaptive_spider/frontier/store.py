@@ -37,9 +37,9 @@ class PackedRequest:
     Meta is kept as a tuple of values under a tuple of keys shared by every request
     with the same keys (``meta_keys``); headers that are only a Referer (what
     Scrapy's RefererMiddleware adds to every followed link) as that value alone.
-    ``shared`` holds the shared key tuples and bound-method callbacks: each
+    ``shared`` holds the shared key tuples, bound-method callbacks (each
     ``spider.parse`` is a new, equal bound method, which would cost every queued
-    URL an object (and the garbage collector a visit).
+    URL an object and the garbage collector a visit) and the last Referer.
     """
 
     __slots__ = ("url", "callback", "meta_keys", "meta_values", "headers", "others")
@@ -52,7 +52,16 @@ class PackedRequest:
         keys = tuple(meta)
         self.meta_keys = shared.setdefault(keys, keys)
         self.meta_values = tuple(meta.values())
-        self.headers = _pack_headers(request.headers)
+        headers = _pack_headers(request.headers)
+        if type(headers) is bytes:
+            # The links of a page come one after another, with the same Referer: one copy
+            # for them all (a hundred bytes less per queued URL).
+            last = shared.get(_REFERER)
+            if headers == last:
+                headers = last
+            else:
+                shared[_REFERER] = headers
+        self.headers = headers
         self.others = None if _all_defaults(request) else _other_arguments(request)
 
     def unpack(self) -> Request:
