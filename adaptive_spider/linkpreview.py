@@ -33,9 +33,16 @@ class LinkPreview:
         # A plain urlsplit, not Scrapy's urlparse_cached: filling its weakly keyed
         # cache costs more than the parse, and nothing reads this request's parse
         # again (the frontier packs the request; a new one leaves it).
-        parts = urlsplit(request.url)
+        url = request.url
+        parts = urlsplit(url)
         hostname = parts.hostname or ""
-        present = terms.present(f"{anchor.lower()} {url_words_of(hostname, parts.path, parts.query)}")
+        if terms.matches_url_noise or not url.isascii():
+            words = url_words_of(hostname, parts.path, parts.query)
+        else:
+            # The terms' pattern finds the same words in the raw URL parts as in url_words
+            # (its words start and end where [a-z0-9] runs do, "_" aside), without the split.
+            words = f"{hostname} {parts.path} {parts.query}".lower().replace("_", " ")
+        present = terms.present(f"{anchor.lower()} {words}")
         depth = sum(1 for segment in parts.path.split("/") if segment)
         return cls(hostname.lower(), depth, bool(parts.query), present)  # lower: an IPv6 zone keeps its case
 

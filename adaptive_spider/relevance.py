@@ -87,6 +87,8 @@ class QueryTerms:
         self.weights = np.array([weight for _, weight in ranked], dtype=np.float64)
         self._pattern = self._compile(self.terms)
         self._word_terms: dict[str, tuple[int, ...]] = {}
+        #: Whether a term matches a word that :func:`url_words` leaves out ("html", "www"...).
+        self.matches_url_noise = self._pattern is not None and any(self._pattern.search(w) for w in _URL_NOISE)
 
     def __len__(self) -> int:
         return len(self.terms)
