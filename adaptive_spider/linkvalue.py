@@ -297,8 +297,8 @@ class LinkValues:
 
     def release(self, entry: int, request=None) -> float:
         """The entry left the frontier for the ready queue; returns its current gain."""
-        value = self.gain(entry) or 0.0
         link = self.links.pop(entry, None)
+        value = (self._gain(link, self.view()) or 0.0) if link is not None else 0.0
         if request is not None:
             self.ready[request] = True
             if link is not None:

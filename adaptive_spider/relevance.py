@@ -129,7 +129,14 @@ class QueryTerms:
 
     def present(self, text: str) -> np.ndarray:
         """Which terms occur in an already lowercased text (booleans)."""
-        return self.count(text) > 0
+        # Not count() > 0: every queued link's preview comes here, most without a term.
+        flags = np.zeros(len(self.terms), dtype=bool)
+        if self._pattern is None or not text:
+            return flags
+        for word in self._pattern.findall(text):
+            for index in self.terms_of(word):
+                flags[index] = True
+        return flags
 
 
 @dataclass

@@ -106,9 +106,11 @@ def _other_arguments(request: Request) -> dict | None:
 def _pack_headers(headers):
     if not headers:
         return None
-    if len(headers) == 1 and _REFERER in headers:
-        values = headers.getlist(_REFERER)
-        if len(values) == 1:
+    if len(headers) == 1:
+        # The stored form: Headers keeps normalised keys and lists of bytes (read
+        # directly, without normalising the key again per lookup).
+        (key, values), = dict.items(headers)
+        if key == _REFERER and len(values) == 1:
             return values[0]
     return tuple(headers.items())
 
