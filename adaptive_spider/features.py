@@ -55,14 +55,27 @@ def static_features(
     url: str, *, depth: int, parent_score: float, anchor_similarity: float, round_discovered: int
 ) -> np.ndarray:
     """The static part of a link's features, normalised to [0, 1]."""
-    has_query = 1.0 if urlsplit(url).query else 0.0
+    return static_vector(
+        depth=depth,
+        parent_score=parent_score,
+        anchor_similarity=anchor_similarity,
+        path_segments=path_depth(url),
+        has_query=bool(urlsplit(url).query),
+        round_discovered=round_discovered,
+    )
+
+
+def static_vector(
+    *, depth: int, parent_score: float, anchor_similarity: float, path_segments: int, has_query: bool, round_discovered: int
+) -> np.ndarray:
+    """:func:`static_features` of a link whose URL is already parsed."""
     return np.array(
         [
             min(depth, _DEPTH_SCALE) / _DEPTH_SCALE,
             parent_score,
             anchor_similarity,
-            min(path_depth(url), _PATH_SCALE) / _PATH_SCALE,
-            has_query,
+            min(path_segments, _PATH_SCALE) / _PATH_SCALE,
+            1.0 if has_query else 0.0,
             log_norm(round_discovered, _ROUND_SCALE),
         ],
         dtype=np.float32,

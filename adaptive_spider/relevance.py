@@ -33,7 +33,6 @@ STOP_WORDS = frozenset(
 PREFIX_MIN_LENGTH = 4
 MAX_TERMS = 64
 _WORD = re.compile(r"[a-z0-9]+")
-_URL_SPLIT = re.compile(r"[^a-z0-9]+")
 _URL_NOISE = frozenset({"http", "https", "www", "html", "htm", "php", "asp", "aspx", "index", "com", "org", "net", "test"})
 
 
@@ -56,8 +55,13 @@ def tokenize(text: str) -> list[str]:
 def url_words(url: str) -> str:
     """The words of a URL (host and path), as a lowercase string."""
     parts = urlsplit(url.lower())
-    words = _URL_SPLIT.split(f"{parts.hostname or ''} {parts.path} {parts.query}")
-    return " ".join(w for w in words if w and w not in _URL_NOISE)
+    return url_words_of(parts.hostname or "", parts.path, parts.query)
+
+
+def url_words_of(hostname: str, path: str, query: str) -> str:
+    """:func:`url_words` of a URL already split (for a caller that parsed it anyway)."""
+    words = _WORD.findall(f"{hostname} {path} {query}".lower())
+    return " ".join([w for w in words if w not in _URL_NOISE])
 
 
 class QueryTerms:
@@ -83,6 +87,8 @@ class QueryTerms:
         self.weights = np.array([weight for _, weight in ranked], dtype=np.float64)
         self._pattern = self._compile(self.terms)
         self._word_terms: dict[str, tuple[int, ...]] = {}
+        #: Whether a term matches a word that :func:`url_words` leaves out ("html", "www"...).
+        self.matches_url_noise = self._pattern is not None and any(self._pattern.search(w) for w in _URL_NOISE)
 
     def __len__(self) -> int:
         return len(self.terms)
@@ -123,7 +129,14 @@ class QueryTerms:
 
     def present(self, text: str) -> np.ndarray:
         """Which terms occur in an already lowercased text (booleans)."""
-        return self.count(text) > 0
+        # Not count() > 0: every queued link's preview comes here, most without a term.
+        flags = np.zeros(len(self.terms), dtype=bool)
+        if self._pattern is None or not text:
+            return flags
+        for word in self._pattern.findall(text):
+            for index in self.terms_of(word):
+                flags[index] = True
+        return flags
 
 
 @dataclass
@@ -177,6 +190,8 @@ class RelevanceScorer:
         self.n_pages = 0
         self.doc_freq = np.zeros(len(terms), dtype=np.float64)
         self.length_sums = np.zeros(len(self.FIELDS), dtype=np.float64)
+        # Term weights and their sum, kept until the statistics change: every queued link reads them.
+        self._weights: tuple[np.ndarray, float] | None = None
 
     # -- statistics ------------------------------------------------------------
     def idf(self) -> np.ndarray:
@@ -185,11 +200,18 @@ class RelevanceScorer:
     def _term_weights(self) -> np.ndarray:
         return self.terms.weights * self.idf()
 
+    def _cached_weights(self) -> tuple[np.ndarray, float]:
+        if self._weights is None:
+            weights = self._term_weights()
+            self._weights = (weights, weights.sum())
+        return self._weights
+
     def observe(self, counts: np.ndarray, lengths: np.ndarray) -> None:
         """Add one page's term counts (fields x terms) and field lengths to the statistics."""
         self.n_pages += 1
         self.doc_freq += counts.sum(axis=0) > 0
         self.length_sums += lengths
+        self._weights = None
 
     def state_dict(self) -> dict:
         return {"n_pages": self.n_pages, "doc_freq": self.doc_freq.tolist(), "length_sums": self.length_sums.tolist()}
@@ -198,6 +220,7 @@ class RelevanceScorer:
         self.n_pages = int(state["n_pages"])
         self.doc_freq = np.array(state["doc_freq"], dtype=np.float64)
         self.length_sums = np.array(state["length_sums"], dtype=np.float64)
+        self._weights = None
 
     # -- scoring ---------------------------------------------------------------
     def field_counts(self, page: PageFields) -> tuple[np.ndarray, np.ndarray]:
@@ -235,11 +258,14 @@ class RelevanceScorer:
         """Similarity of a link's preview (anchor text and URL words) to the query, in [0, 1]."""
         if len(self.terms) == 0:
             return 0.0
-        present = self.terms.present(f"{anchor.lower()} {url_words(url)}")
-        if not present.any():
+        return self.score_terms(self.terms.present(f"{anchor.lower()} {url_words(url)}"))
+
+    def score_terms(self, present: np.ndarray) -> float:
+        """:meth:`score_link` of a preview whose query terms are known (``present``: booleans)."""
+        if len(self.terms) == 0 or not present.any():
             return 0.0
-        weights = self._term_weights()
-        return float(weights[present].sum() / weights.sum())
+        weights, total = self._cached_weights()
+        return float(weights[present].sum() / total)
 
 
 def harmonic_norm(value: float, scale: float) -> float:

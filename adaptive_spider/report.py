@@ -44,7 +44,6 @@ from urllib.parse import urlsplit
 from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.httpobj import urlparse_cached
 
 from adaptive_spider.config import AdaptiveConfig
 
@@ -118,7 +117,9 @@ class CrawlReport:
         else:
             self.counts["scheduled_links"] += 1
             referer = request.headers.get(b"Referer")
-            if referer and self._referer_host(referer) != (urlparse_cached(request).hostname or ""):
+            # A plain parse: Scrapy's weakly keyed parse cache costs more to fill than a parse,
+            # and the request the scheduler queues is not the one the downloader sees.
+            if referer and self._referer_host(referer) != _host(request.url):
                 self.counts["cross_site"] += 1
 
     def _referer_host(self, referer: bytes) -> str:

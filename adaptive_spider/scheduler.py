@@ -25,6 +25,7 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
@@ -34,7 +35,16 @@ from adaptive_spider import features as F
 from adaptive_spider.config import AdaptiveConfig
 from adaptive_spider.frontier.base import link_prior
 from adaptive_spider.frontier.frontier import Frontier, link_context
-from adaptive_spider.frontier.journal import ADD, DONE, SEQ_KEY, TAKE, FrontierJournal, replay, requests_in_progress
+from adaptive_spider.frontier.journal import (
+    ADD,
+    DONE,
+    SEQ_KEY,
+    TAKE,
+    FrontierJournal,
+    replay,
+    requests_in_progress,
+)
+from adaptive_spider.linkpreview import LinkPreview
 from adaptive_spider.linkvalue import GAIN_KEY
 from adaptive_spider.state import DECISION_KEY, PARENT_KEY, CrawlState, request_domain
 
@@ -49,6 +59,10 @@ STATE_FILE = "adaptive_frontier.pickle"
 LINK_META_KEYS = (PARENT_KEY, "link_text", "link_context")
 #: How much higher a later link's prior must be to take the place of the first link.
 PRIOR_MARGIN = 0.01
+_PARENT_SCORE = F.STATIC_NAMES.index("parent_score")
+# Enqueued requests counted before the stats are told (a stats call per request costs
+# more than the count; the stats are exact at each refill and at close).
+_STATS_BATCH = 1024
 
 
 class AdaptiveScheduler(BaseScheduler):
@@ -69,6 +83,8 @@ class AdaptiveScheduler(BaseScheduler):
         self.frontier = Frontier(self.config, self.state.domains, self.state.pages)
         self.ready: deque = deque()
         self._released = 0
+        # Counts not yet added to the stats (see _flush_counts).
+        self._unreported = {"enqueued": 0, "released": 0}
         self.spider = None
         self._log_decisions = self.config.log_decisions and logger.isEnabledFor(logging.DEBUG)
         # Durable queue (JOBDIR + ADAPTIVE_JOURNAL): requests taken and not yet done, by sequence number.
@@ -123,20 +139,21 @@ class AdaptiveScheduler(BaseScheduler):
             # Before queueing: the frontier keeps a packed copy of the meta, which must hold the sequence number.
             self._journal_add(request)
         self._add(request)
-        self._inc("enqueued")
+        self._count("enqueued")
         return True
 
     def _add(self, request: Request) -> int:
-        static, domain_id, parent, prior = self._link_context(request)
+        anchor = anchor_text(request)
+        preview = LinkPreview.of(request, self.state.terms, anchor)
+        static, domain_id, parent, prior = self._link_context(request, preview)
         entry = self.frontier.add(request, static, domain_id, parent, prior)
-        self._value_link(entry, request, static, domain_id)
+        self._value_link(entry, request, static, domain_id, anchor, preview)
         return entry
 
-    def _value_link(self, entry: int, request: Request, static, domain_id: int) -> None:
+    def _value_link(self, entry: int, request: Request, static, domain_id: int, anchor: str, preview: LinkPreview) -> None:
         """Let the sufficiency link values know of a queued link."""
-        anchor = request.meta.get("link_text") or ""
-        parent_score = float(static[F.STATIC_NAMES.index("parent_score")])
-        self.state.knowledge.links.add(entry, anchor if isinstance(anchor, str) else "", request.url, parent_score, domain_id)
+        parent_score = float(static[_PARENT_SCORE])
+        self.state.knowledge.links.add(entry, anchor, request.url, parent_score, domain_id, preview)
 
     def _merge_link_evidence(self, request: Request) -> None:
         """A duplicate of a queued request may come from a better link (a page's own
@@ -145,7 +162,9 @@ class AdaptiveScheduler(BaseScheduler):
         entry = self.frontier.queued_entry(request.url)
         if entry is None:
             return
-        static, domain_id, parent, prior = self._link_context(request)
+        anchor = anchor_text(request)
+        preview = LinkPreview.of(request, self.state.terms, anchor)
+        static, domain_id, parent, prior = self._link_context(request, preview)
         if prior <= float(self.frontier.store.prior[entry]) + PRIOR_MARGIN:
             return
 
@@ -157,33 +176,35 @@ class AdaptiveScheduler(BaseScheduler):
                     queued.meta.pop(key, None)
 
         new_entry = self.frontier.relink(entry, take_link_meta, static, domain_id, parent, prior)
-        self._value_link(new_entry, request, static, domain_id)
+        self._value_link(new_entry, request, static, domain_id, anchor, preview)
         self._inc("relinked")
 
-    def _link_context(self, request: Request) -> tuple:
+    def _link_context(self, request: Request, preview: LinkPreview | None = None) -> tuple:
         """``(static features, domain id, parent page id, link prior)`` of a new request.
 
         Separate from :meth:`_add` so that a subclass can queue the request
         elsewhere (the distributed scheduler queues it in Redis).
         """
         meta = request.meta
+        if preview is None:
+            preview = LinkPreview.of(request, self.state.terms, anchor_text(request))
         parent = meta.get(PARENT_KEY, -1)
         if not isinstance(parent, int):
             parent = -1
         parent_score = self.state.parent_score(parent)
-        anchor = meta.get("link_text") or ""
-        similarity = self.state.link_similarity(anchor if isinstance(anchor, str) else "", request.url)
+        similarity = self.state.scorer.score_terms(preview.present)
         context = meta.get("link_context") or ""
         context_similarity = self.state.link_similarity(context, "") if isinstance(context, str) and context else 0.0
         prior = link_prior(similarity, parent_score, context_similarity, self.config.prior_weights)
-        static = F.static_features(
-            request.url,
+        static = F.static_vector(
             depth=int(meta.get("depth", 0) or 0),
             parent_score=parent_score,
             anchor_similarity=similarity,
+            path_segments=preview.path_depth,
+            has_query=preview.has_query,
             round_discovered=self.frontier.round,
         )
-        domain_id = self.state.domains.id_of(request_domain(request))
+        domain_id = self.state.domains.id_of(preview.domain)
         if parent >= 0:
             group = self.state.pages.group_of(parent, link_context(request))
             self.state.pages.add_child(parent, static, domain_id, prior, group)
@@ -203,7 +224,7 @@ class AdaptiveScheduler(BaseScheduler):
         request, decision = self.ready.popleft()
         self._released += 1
         self.state.knowledge.links.dispatch(request)
-        self._inc("released")
+        self._count("released")
         if self.journal is not None:
             self._journal_take(request)
         if self._log_decisions:
@@ -218,19 +239,25 @@ class AdaptiveScheduler(BaseScheduler):
         return request
 
     def _refill(self, n: int, front: bool = False) -> None:
+        self._flush_counts()
         filtered_before = dict(self.frontier.filtered)
         batch = self.frontier.next_batch(n, self._hold_below())
         for reason, count in self.frontier.filtered.items():
             if count != filtered_before.get(reason, 0):
                 self._inc(f"filtered/{reason}", count - filtered_before.get(reason, 0))
-        for request, choice in batch:
+        if not batch:
+            return
+        # One rounding for the whole round; float64 first, so each value is exactly
+        # Python's round(float(v), 5) of the float32 feature (x * 1e5 is exact in float64).
+        rounded = np.round(np.array([choice.features for _, choice in batch], dtype=np.float64), 5).tolist()
+        for (request, choice), features in zip(batch, rounded):
             decision = {
                 "strategy": self.config.strategy,
                 "leaf": choice.leaf,
                 "score": round(choice.score, 6),
                 "prior": round(choice.prior, 6),
                 "round": self.frontier.round,
-                "features": [round(float(v), 5) for v in choice.features],
+                "features": features,
             }
             request.meta[DECISION_KEY] = decision
             request.meta[GAIN_KEY] = round(self.state.knowledge.links.release(choice.entry, request), 6)
@@ -273,7 +300,21 @@ class AdaptiveScheduler(BaseScheduler):
         if self.stats is not None:
             self.stats.inc_value(f"adaptive/{key}", count)
 
+    def _count(self, key: str) -> None:
+        """Count an enqueued or released request; the stats hear of it in batches."""
+        unreported = self._unreported
+        unreported[key] += 1
+        if unreported[key] >= _STATS_BATCH:
+            self._flush_counts()
+
+    def _flush_counts(self) -> None:
+        for key, count in self._unreported.items():
+            if count:
+                self._inc(key, count)
+                self._unreported[key] = 0
+
     def _update_stats(self) -> None:
+        self._flush_counts()
         if self.stats is None:
             return
         for key, value in self.frontier.stats().items():
@@ -457,6 +498,12 @@ class AdaptiveScheduler(BaseScheduler):
         file = getattr(self.df, "file", None)
         if file is not None and hasattr(file, "flush"):
             file.flush()
+
+
+def anchor_text(request: Request) -> str:
+    """The anchor text of a request's link ("" when the spider gave none)."""
+    anchor = request.meta.get("link_text") or ""
+    return anchor if isinstance(anchor, str) else ""
 
 
 def snapshot_items(snapshot: dict) -> tuple[dict[int, tuple[str, object]], dict[int, tuple[str, object]]]:

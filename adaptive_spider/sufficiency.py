@@ -357,6 +357,8 @@ class SufficiencyEstimator:
         self.version = 0
         self._cache: tuple[int, SufficiencyMetrics] | None = None
         self._importance_cache: tuple[int, np.ndarray, np.ndarray, float] | None = None
+        # The last view, by (version, n_pages): every queued and released link reads it.
+        self._view_cache: tuple[tuple[int, int], Any] | None = None
 
     def __len__(self) -> int:
         return self.n_pages
@@ -449,10 +451,13 @@ class SufficiencyEstimator:
     def view(self):
         """What link values read: term importance ``v(t)``, coverage per term,
         Coverage, Consistency and a version that changes when they move."""
-        from adaptive_spider.linkvalue import KnowledgeView
+        key = (self.version, self.n_pages)
+        if self._view_cache is None or self._view_cache[0] != key:
+            from adaptive_spider.linkvalue import KnowledgeView
 
-        importance, covered, cov = self._importance()
-        return KnowledgeView(importance, covered, cov, self.metrics().consistency, self.version)
+            importance, covered, cov = self._importance()
+            self._view_cache = (key, KnowledgeView(importance, covered, cov, self.metrics().consistency, self.version))
+        return self._view_cache[1]
 
     def metrics(self) -> SufficiencyMetrics:
         if self._cache is not None and self._cache[0] == self.n_pages:

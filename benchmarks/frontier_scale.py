@@ -182,6 +182,12 @@ class ScaleRun:
             gc.collect()
             rss = rss_bytes() - self.rss_start
             queued = len(self.scheduler)
+            # The first request out files every entry queued since the last release into the
+            # strategy's pools (one batch; a crawl releases all along, so a page's links at a
+            # time): timed apart, as the cost of those entries, not of releasing at this size.
+            filed = self._unfiled()
+            # (the requests of the last round still in the ready queue go first)
+            settle_seconds, _, _ = self._release(len(getattr(self.scheduler, "ready", ())) + 1, reward=False)
             release_seconds, _, released = self._release(self.window, reward=False)
             self._grow_to(size)
             refits_before = self._refits()
@@ -194,6 +200,7 @@ class ScaleRun:
                     "queued": queued,
                     "enqueue_us": round(1e6 * segment_seconds / max(segment_count, 1), 2),
                     "release_us": round(1e6 * release_seconds / max(released, 1), 2),
+                    "settle_us_per_filed_url": round(1e6 * settle_seconds / filed, 3) if filed else None,
                     "release_us_while_learning": round(1e6 * learning_release_seconds / max(rewarded, 1), 2),
                     "learn_us_per_page": round(1e6 * learn_seconds / max(rewarded, 1), 1),
                     "refits": refits,
@@ -211,6 +218,12 @@ class ScaleRun:
             "enqueue_us_overall": round(1e6 * enqueue_seconds / max(enqueued, 1), 2),
             "rewarded_pages": self.rewarded,
         }
+
+    def _unfiled(self) -> int:
+        """Queued entries not yet filed in the strategy's pools (tres; the others file on arrival)."""
+        strategy = getattr(getattr(self.scheduler, "frontier", None), "strategy", None)
+        pending = getattr(strategy, "pending", None)
+        return sum(len(entries) for entries in pending.values()) if isinstance(pending, dict) else 0
 
     def _refits(self) -> int:
         strategy = getattr(getattr(self.scheduler, "frontier", None), "strategy", None)
@@ -319,6 +332,7 @@ def component_split(strategy: str, n: int, domains: int, seed: int) -> dict:
 
     from adaptive_spider import features as F
     from adaptive_spider.frontier.store import PackedRequest
+    from adaptive_spider.linkpreview import LinkPreview
 
     source = LinkSource(domains=domains, seed=seed)
     scheduler, spider = build_scheduler(strategy, seed)
@@ -339,11 +353,15 @@ def component_split(strategy: str, n: int, domains: int, seed: int) -> dict:
         parts[name] = round(1e6 * (time.process_time() - began) / len(items), 2)
 
     timed("Scrapy fingerprint (dupefilter)", fingerprint, make_requests(links, spider))
-    timed("link_similarity", lambda r: state.link_similarity(r.meta["link_text"], r.url), requests)
+    previews = []
+    timed("link preview (URL parsed, query terms)", lambda r: previews.append(LinkPreview.of(r, state.terms, r.meta["link_text"])), requests)
+    timed("anchor_similarity", lambda p: state.scorer.score_terms(p.present), previews)
     timed(
         "static_features",
-        lambda r: F.static_features(r.url, depth=r.meta["depth"], parent_score=0.5, anchor_similarity=0.5, round_discovered=3),
-        requests,
+        lambda p: F.static_vector(
+            depth=3, parent_score=0.5, anchor_similarity=0.5, path_segments=p.path_depth, has_query=p.has_query, round_discovered=3
+        ),
+        previews,
     )
     packed = []
     timed("pack", lambda r: packed.append(PackedRequest(r, {})), requests)
@@ -405,14 +423,15 @@ def run_in_child(args, strategy: str) -> dict:
 def print_report(results: list[dict]) -> None:
     stock = next((r for r in results if r["strategy"] == STOCK), None)
     print(
-        f"{'strategy':<9} {'queued':>9} {'enqueue µs':>10} {'release µs':>10} {'(learning)':>10} "
+        f"{'strategy':<9} {'queued':>9} {'enqueue µs':>10} {'filing µs':>9} {'release µs':>10} {'(learning)':>10} "
         f"{'learn µs/page':>13} {'refits':>6} {'s/refit':>7} {'RSS B/URL':>9}"
     )
     for result in results:
         learns = result["strategy"] != STOCK
         for point in result["checkpoints"]:
             print(
-                f"{result['strategy']:<9} {point['queued']:>9,} {point['enqueue_us']:>10} {point['release_us']:>10} "
+                f"{result['strategy']:<9} {point['queued']:>9,} {point['enqueue_us']:>10} "
+                f"{point.get('settle_us_per_filed_url') or '–':>9} {point['release_us']:>10} "
                 f"{point['release_us_while_learning'] if learns else '–':>10} "
                 f"{point['learn_us_per_page'] if learns else '–':>13} {point['refits']:>6} "
                 f"{point['seconds_per_refit'] if point['seconds_per_refit'] is not None else '–':>7} "

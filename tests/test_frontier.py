@@ -150,6 +150,31 @@ def test_slow_domain_is_released_after_the_others():
     assert [r.url for r, _ in drain(frontier, 1)] == ["http://quick.test/a", "http://quick.test/b", "http://slow.test/a"]
 
 
+def test_entries_wait_for_their_domains_probe_and_a_lost_probe_is_given_up_once():
+    frontier = make_frontier(strategy="bestfirst")
+    for i in range(40):
+        add(frontier, f"http://new{i % 2}.test/{i}", anchor=1.0 - i / 100)
+    probes = [r.url for r, _ in frontier.next_batch(2)]
+    assert probes == ["http://new0.test/0", "http://new1.test/1"]
+    # The probes never answer (filtered before download): once nothing else is left, their
+    # domains' entries are released, and no later round sends them to wait again.
+    selected = []
+    frontier.strategy.select = counting(frontier.strategy.select, selected)
+    released = drain(frontier, 4)
+    assert len(released) == 38 and not frontier.waiting
+    assert sum(selected) <= 38 + 38  # each entry walked into waiting once, then released
+    assert frontier.unprobed == {0, 1}
+
+
+def counting(select, selected):
+    def wrapped(tier, n):
+        choices = select(tier, n)
+        selected.append(len(choices))
+        return choices
+
+    return wrapped
+
+
 # -- learning -------------------------------------------------------------------------------
 def synthetic_problem(n=600, seed=0):
     """Reward is high when anchor_similarity and parent_score are both high."""

@@ -57,6 +57,8 @@ class Frontier:
         self.tier_sizes: Counter = Counter()
         self.held: deque = deque()
         self.waiting: dict[int, list] = {}
+        # Domains whose probe was given up on (see _accept_held): no longer probed.
+        self.unprobed: set[int] = set()
         self.round = 0
         self.filtered: Counter = Counter()
         # URL -> entry of queued requests the dupefilter screens (not dont_filter): where a
@@ -172,7 +174,7 @@ class Frontier:
         elif self.domains.is_slow(domain_id, self.config.slow_domain_ms):
             self.held.append((tier, choice))
             self.filtered["deferred_slow"] += 1
-        elif self.strategy.probes_new_domains and self.domains.is_untried(domain_id):
+        elif self.strategy.probes_new_domains and self.domains.is_untried(domain_id) and domain_id not in self.unprobed:
             self.waiting.setdefault(domain_id, []).append((tier, choice))
         else:
             self._accept(tier, choice, accepted)
@@ -185,7 +187,9 @@ class Frontier:
     def _accept_held(self, n: int, accepted: list) -> None:
         if not self.held and self.waiting:
             # Nothing else is left: a probe that never answers (filtered before download)
-            # must not keep its domain's entries waiting for ever.
+            # must not keep its domain's entries waiting for ever. Nor send them to wait
+            # again: every later round would walk the whole frontier back into waiting.
+            self.unprobed.update(self.waiting)
             self._wake_probed_domains(force=True)
             for tier in sorted(self.tier_sizes, reverse=True):
                 while len(accepted) < n and self.strategy.count(tier):

@@ -17,6 +17,7 @@ as they are.
 from __future__ import annotations
 
 from array import array
+from types import MethodType
 
 import numpy as np
 from scrapy import Request
@@ -27,6 +28,7 @@ from adaptive_spider.features import N_STATIC
 _OPTIONAL_ARGUMENTS = ("method", "body", "cookies", "encoding", "priority", "dont_filter", "errback", "flags", "cb_kwargs")
 _DEFAULTS = {"method": "GET", "body": b"", "encoding": "utf-8", "priority": 0, "dont_filter": False, "errback": None}
 _REFERER = b"Referer"
+_VERBATIM = "verbatim_url"
 
 
 class PackedRequest:
@@ -35,39 +37,80 @@ class PackedRequest:
     Meta is kept as a tuple of values under a tuple of keys shared by every request
     with the same keys (``meta_keys``); headers that are only a Referer (what
     Scrapy's RefererMiddleware adds to every followed link) as that value alone.
+    ``shared`` holds the shared key tuples, bound-method callbacks (each
+    ``spider.parse`` is a new, equal bound method, which would cost every queued
+    URL an object and the garbage collector a visit) and the last Referer.
     """
 
     __slots__ = ("url", "callback", "meta_keys", "meta_values", "headers", "others")
 
-    def __init__(self, request: Request, shared_keys: dict):
+    def __init__(self, request: Request, shared: dict):
         self.url = request.url
-        self.callback = request.callback
+        callback = request.callback
+        self.callback = shared.setdefault(callback, callback) if type(callback) is MethodType else callback
         meta = request.meta
         keys = tuple(meta)
-        self.meta_keys = shared_keys.setdefault(keys, keys)
+        self.meta_keys = shared.setdefault(keys, keys)
         self.meta_values = tuple(meta.values())
-        self.headers = _pack_headers(request.headers)
-        others = {}
-        for name in _OPTIONAL_ARGUMENTS:
-            value = getattr(request, name)
-            if value != _DEFAULTS.get(name) and (value or name in _DEFAULTS):
-                others[name] = value
-        self.others = others or None
+        headers = _pack_headers(request.headers)
+        if type(headers) is bytes:
+            # The links of a page come one after another, with the same Referer: one copy
+            # for them all (a hundred bytes less per queued URL).
+            last = shared.get(_REFERER)
+            if headers == last:
+                headers = last
+            else:
+                shared[_REFERER] = headers
+        self.headers = headers
+        self.others = None if _all_defaults(request) else _other_arguments(request)
 
     def unpack(self) -> Request:
-        meta = dict(zip(self.meta_keys, self.meta_values)) if self.meta_keys else None
+        meta = dict(zip(self.meta_keys, self.meta_values))
         headers = self.headers
         if type(headers) is bytes:
             headers = ((_REFERER, headers),)
-        return Request(self.url, callback=self.callback, headers=headers, meta=meta, **(self.others or {}))
+        if _VERBATIM in meta:
+            return Request(self.url, callback=self.callback, headers=headers, meta=meta or None, **(self.others or {}))
+        # The URL is the request's own, made safe when it was first built: Scrapy's
+        # verbatim_url skips making it safe again (half the cost of the new Request).
+        meta[_VERBATIM] = True
+        request = Request(self.url, callback=self.callback, headers=headers, meta=meta, **(self.others or {}))
+        del request.meta[_VERBATIM]
+        return request
+
+
+def _all_defaults(request: Request) -> bool:
+    """Whether :func:`_other_arguments` would find nothing (the usual followed link), tested faster."""
+    return (
+        request.method == "GET"
+        and request.body == b""
+        and request.encoding == "utf-8"
+        and request.priority == 0
+        and request.dont_filter is False
+        and request.errback is None
+        and not request.cookies
+        and not request.flags
+        and not request.cb_kwargs
+    )
+
+
+def _other_arguments(request: Request) -> dict | None:
+    others = {}
+    for name in _OPTIONAL_ARGUMENTS:
+        value = getattr(request, name)
+        if value != _DEFAULTS.get(name) and (value or name in _DEFAULTS):
+            others[name] = value
+    return others or None
 
 
 def _pack_headers(headers):
     if not headers:
         return None
-    if len(headers) == 1 and _REFERER in headers:
-        values = headers.getlist(_REFERER)
-        if len(values) == 1:
+    if len(headers) == 1:
+        # The stored form: Headers keeps normalised keys and lists of bytes (read
+        # directly, without normalising the key again per lookup).
+        (key, values), = dict.items(headers)
+        if key == _REFERER and len(values) == 1:
             return values[0]
     return tuple(headers.items())
 
@@ -79,11 +122,11 @@ class RequestSlots:
     rebuilt when read; Request subclasses are kept as they are.
     """
 
-    __slots__ = ("_items", "_meta_keys")
+    __slots__ = ("_items", "_shared")
 
     def __init__(self, capacity: int):
         self._items: list = [None] * capacity
-        self._meta_keys: dict[tuple, tuple] = {}
+        self._shared: dict = {}
 
     def __len__(self) -> int:
         return len(self._items)
@@ -94,7 +137,7 @@ class RequestSlots:
 
     def __setitem__(self, entry: int, request) -> None:
         if type(request) is Request:
-            request = PackedRequest(request, self._meta_keys)
+            request = PackedRequest(request, self._shared)
         self._items[entry] = request
 
     def grow(self, extra: int) -> None:

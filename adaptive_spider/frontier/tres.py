@@ -38,6 +38,9 @@ class BestLeafPool:
         self.store = store
         self.heap: list[int] = []
         self.incoming = array("q", entries)
+        # Keys of the last take, by entry: the candidates a round does not pick come back
+        # with their keys (no gathering of priors and orders for a dozen entries per leaf).
+        self._taken: dict[int, int] = {}
 
     def __len__(self):
         return len(self.heap) + len(self.incoming)
@@ -45,13 +48,28 @@ class BestLeafPool:
     def put(self, entry):
         self.incoming.append(entry)
 
+    def put_many(self, entries: np.ndarray) -> None:
+        self.incoming.frombytes(entries.astype(np.int64, copy=False).tobytes())
+
     def take(self, k, rng):
         self._settle()
         heap = self.heap
-        return [heapq.heappop(heap) & _ENTRY_MASK for _ in range(min(k, len(heap)))]
+        self._taken = {key & _ENTRY_MASK: key for key in [heapq.heappop(heap) for _ in range(min(k, len(heap)))]}
+        return list(self._taken)
+
+    def put_back(self, entries) -> None:
+        """Return the entries of the last take that were not picked (and forget that take)."""
+        taken, self._taken = self._taken, {}
+        for entry in entries:
+            heapq.heappush(self.heap, taken[entry])
 
     def entries(self):
         return [key & _ENTRY_MASK for key in self.heap] + self.incoming.tolist()
+
+    def entry_array(self) -> np.ndarray:
+        """:meth:`entries` as an array (no list of a million ints when the frontier is re-partitioned)."""
+        heap = np.fromiter((key & _ENTRY_MASK for key in self.heap), dtype=np.int64, count=len(self.heap))
+        return np.concatenate([heap, np.frombuffer(self.incoming, dtype=np.int64)])
 
     def _settle(self) -> None:
         if not self.incoming:
@@ -105,6 +123,12 @@ class UniformLeafPool:
     def put(self, entry):
         self.items.append(entry)
 
+    def put_many(self, entries: np.ndarray) -> None:
+        self.items.frombytes(entries.astype(np.int64, copy=False).tobytes())
+
+    def put_back(self, entries) -> None:
+        self.items.extend(entries)
+
     def take(self, k, rng):
         taken = []
         items = self.items
@@ -116,6 +140,22 @@ class UniformLeafPool:
 
     def entries(self):
         return self.items.tolist()
+
+    def entry_array(self) -> np.ndarray:
+        return np.frombuffer(self.items, dtype=np.int64).copy()
+
+
+def _entry_array() -> array:
+    return array("q")
+
+
+def by_leaf(entries: np.ndarray, leaves: np.ndarray):
+    """``(leaf, entries of that leaf)`` for each leaf present, the entries in their order."""
+    order = np.argsort(leaves, kind="stable")
+    ordered = leaves[order]
+    starts = np.flatnonzero(np.diff(ordered)) + 1
+    for group, start in zip(np.split(entries[order], starts), [0, *starts.tolist()]):
+        yield int(ordered[start]), group
 
 
 class Tres(Strategy):
@@ -139,7 +179,8 @@ class Tres(Strategy):
             random_state=config.seed,
         )
         self.pool_class = BestLeafPool if config.tree_leaf_sampling == "best" else UniformLeafPool
-        self.pending: dict[int, list] = defaultdict(list)
+        # Entries not yet in a leaf's pool, by tier: new, put back by the frontier, or re-partitioned.
+        self.pending: dict[int, array] = defaultdict(_entry_array)
         self.pools: dict[int, list] = {}
         self.n_observed = 0
         self.n_refits = 0
@@ -157,18 +198,25 @@ class Tres(Strategy):
             pools = self.pools[tier] = [self.pool_class(self.frontier.store) for _ in range(self.partition.n_leaves)]
         pending = self.pending.pop(tier, None)
         if pending:
-            leaves = self.partition.apply(self.frontier.features(np.array(pending, dtype=np.int64)))
-            for entry, leaf in zip(pending, leaves):
-                pools[leaf].put(entry)
+            entries = np.frombuffer(pending, dtype=np.int64)
+            leaves = self.partition.apply(self.frontier.features(entries))
+            if len(entries) < _VECTOR_MIN:  # a round's new links: numpy's per-call cost would dominate
+                for entry, leaf in zip(entries.tolist(), leaves.tolist()):
+                    pools[leaf].put(entry)
+            else:  # a re-partitioned frontier: whole leaves at once
+                for leaf, group in by_leaf(entries, leaves):
+                    pools[leaf].put_many(group)
         return pools
 
     def _repartition(self) -> None:
         """Re-assign every queued entry to the leaves of a newly fitted tree."""
         for tier in list(self.pools) + list(self.pending):
-            entries = [e for pool in self.pools.get(tier, ()) for e in pool.entries()] + self.pending.pop(tier, [])
-            self.pools.pop(tier, None)
-            if entries:
-                self.pending[tier] = entries
+            parts = [pool.entry_array() for pool in self.pools.pop(tier, ())]
+            pending = self.pending.pop(tier, None)
+            if pending:
+                parts.append(np.frombuffer(pending, dtype=np.int64))
+            if parts and sum(map(len, parts)):
+                self.pending[tier] = array("q", np.concatenate(parts).tobytes())
 
     # -- selection ------------------------------------------------------------------
     @property
@@ -197,14 +245,17 @@ class Tres(Strategy):
             scores = self.agent.predict(self.frontier.features(ids), priors)
         picked = self._pick(scores, n)
         picked_set = set(picked)
+        unpicked: list[list[int]] = [[] for _ in pools]
         for index, entry in enumerate(candidates):
             if index not in picked_set:
-                pools[leaves[index]].put(entry)
+                unpicked[leaves[index]].append(entry)
+        for pool, entries in zip(pools, unpicked):
+            pool.put_back(entries)
         return [Choice(candidates[i], score=float(scores[i]), leaf=leaves[i], prior=float(priors[i])) for i in picked]
 
     def _pick(self, scores: np.ndarray, n: int) -> list[int]:
         """Best ``n`` candidate indexes, each replaced by a random one with probability epsilon."""
-        ranked = list(np.argsort(-scores, kind="stable"))
+        ranked = np.argsort(-scores, kind="stable").tolist()
         picked: list[int] = []
         taken = np.zeros(len(scores), dtype=bool)
         epsilon = 0.0 if self.warming_up else self.epsilon

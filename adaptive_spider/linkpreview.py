@@ -1,0 +1,53 @@
+"""A link's URL parsed once, with the query terms its preview shows.
+
+Enqueuing a request reads its URL four ways: its domain, the words of its
+preview (anchor text and URL words, for ``anchor_similarity`` and the link
+value), its path depth and whether it has a query string (for the features and
+the link value). :class:`LinkPreview` parses it once for all of them, and
+counts the query terms of the preview once for both readers.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from adaptive_spider.relevance import QueryTerms, url_words_of
+
+
+class LinkPreview:
+    """What a queued link's URL and anchor text tell before it is fetched."""
+
+    __slots__ = ("domain", "path_depth", "has_query", "present")
+
+    def __init__(self, domain: str, path_depth: int, has_query: bool, present: np.ndarray):
+        self.domain = domain
+        self.path_depth = path_depth
+        self.has_query = has_query
+        #: Which query terms occur in the anchor text and URL words (booleans).
+        self.present = present
+
+    @classmethod
+    def of(cls, request, terms: QueryTerms, anchor: str) -> LinkPreview:
+        # A plain urlsplit, not Scrapy's urlparse_cached: filling its weakly keyed
+        # cache costs more than the parse, and nothing reads this request's parse
+        # again (the frontier packs the request; a new one leaves it).
+        url = request.url
+        parts = urlsplit(url)
+        hostname = parts.hostname or ""
+        if terms.matches_url_noise or not url.isascii():
+            words = url_words_of(hostname, parts.path, parts.query)
+        else:
+            # The terms' pattern finds the same words in the raw URL parts as in url_words
+            # (its words start and end where [a-z0-9] runs do, "_" aside), without the split.
+            words = f"{hostname} {parts.path} {parts.query}".lower().replace("_", " ")
+        present = terms.present(f"{anchor.lower()} {words}")
+        depth = sum(1 for segment in parts.path.split("/") if segment)
+        return cls(hostname.lower(), depth, bool(parts.query), present)  # lower: an IPv6 zone keeps its case
+
+    @property
+    def term_ids(self) -> tuple[int, ...]:
+        """Indexes of the query terms in the preview."""
+        # A handful of terms: plain Python beats numpy's per-call cost here.
+        return tuple(index for index, found in enumerate(self.present.tolist()) if found)
