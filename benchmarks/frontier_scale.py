@@ -6,7 +6,9 @@ six words some of which are query words, the depth and the page a link was found
 on) are enqueued into a real AdaptiveScheduler (Scrapy's dupefilter included)
 built from a crawler's settings, in batches as a crawl's pages would yield them.
 At each checkpoint (100k, 300k, 1M queued) a window of requests is released with
-the frontier at that size (the release cost at that size), then a second window
+the frontier at that size (the release cost at that size; the first request out,
+which files the entries queued since the last release into the strategy's pools, is
+timed apart, as µs per filed URL), then a second window
 whose requests are each rewarded like a fetched page (the tree is fitted, the
 Q-network trained, the tree refitted and the frontier re-partitioned as
 experience grows: the learning cost per page, and the release cost while
