@@ -93,6 +93,7 @@ class SufficiencyPipeline:
         if not is_page_item(adapter):
             return item
         page = PageText.from_item(adapter)
+        page.counts = self.state.take_field_counts(page.url)
         self.estimator.update(page)
         self._track_promise(page.url)
         if logger.isEnabledFor(logging.DEBUG):

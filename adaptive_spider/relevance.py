@@ -248,11 +248,16 @@ class RelevanceScorer:
 
     def score_page(self, page: PageFields, *, learn: bool = True) -> float:
         """Relevance of a page in [0, 1]; with ``learn``, the page joins the statistics."""
+        return self.score_and_count(page, learn=learn)[0]
+
+    def score_and_count(self, page: PageFields, *, learn: bool = True) -> tuple[float, np.ndarray]:
+        """:meth:`score_page`, and the page's term counts per field (fields x terms), which
+        other readers of the same query terms can reuse instead of counting again."""
         counts, lengths = self.field_counts(page)
         score = self.score_counts(counts, lengths, page.link_density)
         if learn:
             self.observe(counts, lengths)
-        return score
+        return score, counts
 
     def score_link(self, anchor: str, url: str) -> float:
         """Similarity of a link's preview (anchor text and URL words) to the query, in [0, 1]."""

@@ -11,6 +11,7 @@ happened to a request, the state turns it into rewards, the frontier learns.
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
@@ -31,6 +32,8 @@ PARENT_KEY = "adaptive_parent"
 #: request.meta key of the scheduler's explanation of a released request.
 DECISION_KEY = "adaptive"
 STATS_PREFIX = "adaptive"
+#: Pages whose term counts wait for the sufficiency pipeline.
+RECENT_COUNTS = 256
 
 
 @dataclass
@@ -83,6 +86,9 @@ class CrawlState:
         self.n_relevant = 0
         self.n_fetched = 0
         self._analyses: WeakKeyDictionary = WeakKeyDictionary()
+        # URL -> query-term counts per field of pages analysed and not yet read by the
+        # sufficiency pipeline (bounded: an item that never reaches it leaves nothing behind).
+        self._field_counts: OrderedDict = OrderedDict()
         # -- sufficiency: the knowledge base's statistics and the queued links' expected gain --
         self.knowledge = KnowledgeState.from_config(config, self.terms, self.domains)
 
@@ -110,11 +116,22 @@ class CrawlState:
         analysis = self._analyses.get(response)
         if analysis is None:
             fields, headings = page_fields(response)
-            relevance = self.scorer.score_page(fields)
+            relevance, counts = self.scorer.score_and_count(fields)
+            self._keep_field_counts(fields.url, counts)
             analysis = PageAnalysis(fields, headings, relevance, content_sha1(fields.body))
             analysis.page_id = self._record_page(response.request, response.url, relevance)
             self._analyses[response] = analysis
         return analysis
+
+    def _keep_field_counts(self, url: str, counts) -> None:
+        self._field_counts[url] = counts
+        if len(self._field_counts) > RECENT_COUNTS:
+            self._field_counts.popitem(last=False)
+
+    def take_field_counts(self, url: str):
+        """The query-term counts per field (fields x terms) of a page analysed for ``url``,
+        once (None when unknown): the sufficiency estimator counts the same terms."""
+        return self._field_counts.pop(url, None)
 
     def page_id_of(self, response) -> int:
         analysis = self._analyses.get(response)

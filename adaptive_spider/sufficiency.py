@@ -72,6 +72,9 @@ STRATEGIES = ("statistical",)
 SIMHASH_BITS = 64
 #: Texts with more distinct word pairs than this hash a consistent quarter of them.
 SIMHASH_FULL_PAIRS = 1024
+#: SimHash reads this much of a page's text: pages alike that far are near-duplicates
+#: for the estimator, and a long page costs no more than a medium one.
+SIMHASH_MAX_CHARS = 16000
 #: Two pages whose SimHashes differ in at most this many bits are near-duplicates.
 SIMHASH_DISTANCE = 3
 _BANDS = 4  # 4 bands of 16 bits: any pair within 3 bits shares a band exactly
@@ -188,11 +191,11 @@ def simhash(text: str, codes: dict[str, int] | None = None) -> int:
     Word pairs, not single words: pages of one site share most of their
     vocabulary (navigation, boilerplate) but not their sentences. ``codes``, a
     dict kept by the caller, caches each word's CRC-32 across pages (the caller
-    bounds its size). On long
+    bounds its size). Only the first :data:`SIMHASH_MAX_CHARS` characters count. On long
     texts only the pairs whose hash ends in two zero bits vote: the same pairs
     on every page (consistent sampling), so near-duplicates still agree.
     """
-    words = _WORD.findall(text.lower())
+    words = _WORD.findall(text[:SIMHASH_MAX_CHARS].lower())
     if not words:
         return 0
     if codes is None:
@@ -225,6 +228,8 @@ class PageText:
     body: str = ""
     relevance: float = 0.0
     sha1: str = ""
+    #: Query-term counts per field (fields x terms) when already known (the crawl's analysis).
+    counts: np.ndarray | None = None
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> PageText:
@@ -368,7 +373,9 @@ class SufficiencyEstimator:
         """Add one page; returns the new query information it brought (``dInfo``)."""
         if not isinstance(page, PageText):
             page = PageText.from_item(page)
-        counts = field_counts(self.terms, page.title, page.headings, page.body, page.url)
+        counts = page.counts
+        if counts is None or counts.shape != (len(FIELDS), len(self.terms)):
+            counts = field_counts(self.terms, page.title, page.headings, page.body, page.url)
         strength = term_saturation(counts, self.field_weights, self.k1)
         relevance = page.relevance
         duplicate = self._is_duplicate(page)

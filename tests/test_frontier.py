@@ -282,3 +282,38 @@ def test_identical_events_give_identical_choices():
         return released
 
     assert run() == run()
+
+
+def test_regression_tree_finds_the_planted_splits_within_its_budget():
+    from adaptive_spider.frontier.tree import RegressionTree
+
+    rng = np.random.default_rng(1)
+    X = rng.random((600, 11)).astype(np.float32)
+    y = 0.8 * (X[:, 4] > 0.6) + 0.15 * (X[:, 9] > 0.5) + rng.normal(0, 0.02, 600)
+    tree = RegressionTree(max_leaves=4, min_samples_leaf=20).fit(X, y)
+    assert tree.n_leaves == 4
+    assert tree.feature[0] == 4 and abs(tree.threshold[0] - 0.6) < 0.02  # the largest effect first
+    assert 9 in set(tree.feature[tree.children_left != -1])
+    leaves = tree.apply(X)
+    assert set(np.unique(leaves)) == set(np.flatnonzero(tree.children_left == -1))
+    assert np.bincount(leaves)[np.unique(leaves)].min() >= 20  # min_samples_leaf
+    fitted = tree.value[leaves]
+    assert ((y - fitted) ** 2).mean() < 0.01
+    constant = RegressionTree(max_leaves=8, min_samples_leaf=5).fit(X, np.full(600, 0.3))
+    assert constant.n_leaves == 1 and (constant.apply(X) == 0).all()
+
+
+def test_regression_tree_partitions_like_scikit_learns():
+    """The reference: scikit-learn's best-first tree with the same leaf budget."""
+    sklearn_tree = pytest.importorskip("sklearn.tree")
+    from adaptive_spider.frontier.tree import RegressionTree
+
+    rng = np.random.default_rng(2)
+    for n in (100, 1000):
+        X = rng.random((n, 11)).astype(np.float32)
+        X[:, 2] = np.round(X[:, 2], 1)  # ties, as counts and flags give
+        y = 0.5 * (X[:, 2] > 0.3) + 0.3 * X[:, 7] + rng.normal(0, 0.05, n)
+        ours = RegressionTree(max_leaves=16, min_samples_leaf=8).fit(X, y)
+        theirs = sklearn_tree.DecisionTreeRegressor(max_leaf_nodes=16, min_samples_leaf=8, random_state=0).fit(X, y)
+        assert ours.n_leaves == theirs.get_n_leaves()
+        assert np.allclose(ours.value[ours.apply(X)], theirs.predict(X))

@@ -250,3 +250,27 @@ def test_page_text_tolerates_odd_fields():
     text_ = PageText.from_item({"url": "http://x.test/", "headings": ["A", "B"], "relevance": float("nan")})
     assert text_.headings == "A B" and text_.relevance == 0.0 and text_.body == ""
     assert PageText.from_item({"url": "u", "relevance": 7}).relevance == 1.0
+
+
+def test_the_crawls_term_counts_are_the_estimators_own():
+    """The sufficiency pipeline reuses the counts the relevance analysis made of a page:
+    they must be exactly what the estimator would count itself."""
+    from scrapy import Request, Spider
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.test import get_crawler
+
+    from adaptive_spider.state import CrawlState
+    from adaptive_spider.sufficiency import field_counts
+
+    crawler = get_crawler(Spider, {"ADAPTIVE_QUERY": "json encoding decoding", "ADAPTIVE_KEYWORDS": "serialize"})
+    state = CrawlState.of(crawler)
+    body = (b"<html><head><title>json - JSON encoder and decoder</title></head><body>"
+            b"<h1>Encoding JSON</h1><h2>Decoding, basic usage</h2><p>Serialize obj to a JSON formatted str."
+            b" Encoders and decoders; JSON decoding errors.</p><a href='/x'>more json</a></body></html>")
+    url = "http://docs.test/library/json.html"
+    analysis = state.analyze(HtmlResponse(url, body=body, request=Request(url)))
+    counts = state.take_field_counts(url)
+    expected = field_counts(state.terms, analysis.fields.title, " ".join(analysis.headings), analysis.fields.body, url)
+    assert counts is not None and counts.sum() > 0
+    assert (counts == expected).all()
+    assert state.take_field_counts(url) is None, "read once"
