@@ -63,7 +63,14 @@ TRAP_STATS_PREFIX = "adaptive/traps/"
 
 
 def _host(url: str) -> str:
-    return (urlsplit(url).hostname or "").lower()
+    """The host of an absolute URL, by string operations (every scheduled request pays it)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return (urlsplit(url).hostname or "").lower()
+    netloc = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
+    if netloc.startswith("["):  # an IPv6 literal
+        return netloc[1:].partition("]")[0].lower()
+    return netloc.partition(":")[0].lower()
 
 
 def status_classes(stats: dict) -> dict[str, int]:
@@ -99,7 +106,6 @@ class CrawlReport:
         connect = crawler.signals.connect
         connect(report.spider_opened, signal=signals.spider_opened)
         connect(report.request_scheduled, signal=signals.request_scheduled)
-        connect(report.request_dropped, signal=signals.request_dropped)
         connect(report.item_scraped, signal=signals.item_scraped)
         connect(report.spider_closed, signal=signals.spider_closed)
         return report
@@ -130,9 +136,6 @@ class CrawlReport:
                 self._referer_hosts.clear()
             host = self._referer_hosts[referer] = _host(referer.decode("latin-1"))
         return host
-
-    def request_dropped(self, request, spider=None) -> None:
-        self.counts["already_seen"] += 1
 
     def item_scraped(self, item, response=None, spider=None) -> None:
         relevance = ItemAdapter(item).get("relevance") if ItemAdapter.is_item(item) else None
@@ -166,7 +169,8 @@ class CrawlReport:
             "finish_reason": reason,
             "links": {
                 "collected": self.counts["scheduled_links"] + dropped_by_spider_rules,
-                "already_seen": self.counts["already_seen"],
+                # Scrapy's dupefilters count what they filter (a signal per duplicate costs more).
+                "already_seen": stats.get("dupefilter/filtered", 0),
                 "cross_site": self.counts["cross_site"],
                 "excluded_by_robots": stats.get("robotstxt/forbidden", 0),
                 "excluded_by_rules": sum(rules.values()),
