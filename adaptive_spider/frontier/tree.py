@@ -118,6 +118,7 @@ def best_split(X: np.ndarray, y: np.ndarray, min_samples_leaf: int):
 
 class LeafPartition:
     """Regression tree (features -> reward) whose leaves partition the frontier.
+    Fits are deterministic: of equally good splits the first feature's wins.
 
     Parameters
     ----------
@@ -125,14 +126,11 @@ class LeafPartition:
         Upper bound of leaves.
     min_samples_leaf : int
         Fewest experience samples per leaf.
-    random_state : int
-        Seed for the tree's tie-breaking between equally good splits.
     """
 
-    def __init__(self, max_leaves=16, min_samples_leaf=8, random_state=0):
+    def __init__(self, max_leaves=16, min_samples_leaf=8):
         self.max_leaves = max_leaves
         self.min_samples_leaf = min_samples_leaf
-        self.random_state = random_state
         self.tree_: RegressionTree | None = None
         self._leaf_of_node = np.zeros(1, dtype=np.int64)
         self.n_fit_samples_ = 0

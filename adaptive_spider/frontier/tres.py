@@ -167,7 +167,7 @@ class Tres(Strategy):
 
     def __init__(self, frontier, config, rng):
         super().__init__(frontier, config, rng)
-        self.partition = LeafPartition(config.tree_max_leaves, config.tree_min_samples_leaf, config.seed)
+        self.partition = LeafPartition(config.tree_max_leaves, config.tree_min_samples_leaf)
         self.agent = DoubleDQN(
             n_features=N_FEATURES,
             hidden=config.qnet_hidden,
