@@ -11,22 +11,20 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-import numpy as np
-
 from adaptive_spider.relevance import QueryTerms, url_words_of
 
 
 class LinkPreview:
     """What a queued link's URL and anchor text tell before it is fetched."""
 
-    __slots__ = ("domain", "path_depth", "has_query", "present")
+    __slots__ = ("domain", "path_depth", "has_query", "term_ids")
 
-    def __init__(self, domain: str, path_depth: int, has_query: bool, present: np.ndarray):
+    def __init__(self, domain: str, path_depth: int, has_query: bool, term_ids: tuple[int, ...]):
         self.domain = domain
         self.path_depth = path_depth
         self.has_query = has_query
-        #: Which query terms occur in the anchor text and URL words (booleans).
-        self.present = present
+        #: Indexes of the query terms in the anchor text and URL words, ascending.
+        self.term_ids = term_ids
 
     @classmethod
     def of(cls, request, terms: QueryTerms, anchor: str) -> LinkPreview:
@@ -42,12 +40,6 @@ class LinkPreview:
             # The terms' pattern finds the same words in the raw URL parts as in url_words
             # (its words start and end where [a-z0-9] runs do, "_" aside), without the split.
             words = f"{hostname} {parts.path} {parts.query}".lower().replace("_", " ")
-        present = terms.present(f"{anchor.lower()} {words}")
+        term_ids = terms.present_ids(f"{anchor.lower()} {words}")
         depth = sum(1 for segment in parts.path.split("/") if segment)
-        return cls(hostname.lower(), depth, bool(parts.query), present)  # lower: an IPv6 zone keeps its case
-
-    @property
-    def term_ids(self) -> tuple[int, ...]:
-        """Indexes of the query terms in the preview."""
-        # A handful of terms: plain Python beats numpy's per-call cost here.
-        return tuple(index for index, found in enumerate(self.present.tolist()) if found)
+        return cls(hostname.lower(), depth, bool(parts.query), term_ids)  # lower: an IPv6 zone keeps its case

@@ -35,7 +35,7 @@ import heapq
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -50,6 +50,16 @@ _ENTRY_BITS = 32
 _ENTRY_MASK = (1 << _ENTRY_BITS) - 1
 _DOMAIN_PSEUDO_PAGES = 5.0
 _DOMAIN_SMOOTHING = 0.05
+_COMPACT_MIN = 1024
+
+
+def _column(values: array, rows: np.ndarray, dtype) -> np.ndarray:
+    """``values[rows]`` of a growable column (a copy: no view may outlive the call, or the column could not grow)."""
+    view = np.frombuffer(values, dtype=dtype)
+    try:
+        return view[rows]
+    finally:
+        del view
 
 
 # -- pure functions ------------------------------------------------------------------------
@@ -57,8 +67,7 @@ def preview_terms(terms: QueryTerms, anchor: str, url: str) -> tuple[int, ...]:
     """Indexes of the query terms in a link's anchor text and URL words."""
     if not len(terms):
         return ()
-    present = terms.present(f"{(anchor or '').lower()} {url_words(url)}")
-    return tuple(int(i) for i in np.flatnonzero(present))
+    return terms.present_ids(f"{(anchor or '').lower()} {url_words(url)}")
 
 
 def link_relevance(similarity: float, parent_relevance: float, parent_weight: float) -> float:
@@ -110,6 +119,26 @@ class KnowledgeView:
     coverage: float
     consistency: float
     version: int
+    #: ``importance`` and ``covered`` as lists: a link has a handful of terms, and
+    #: indexing a list costs a fraction of numpy's per-call overhead.
+    importance_values: list = field(init=False, repr=False, compare=False)
+    covered_values: list = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "importance_values", np.asarray(self.importance, dtype=np.float64).tolist())
+        object.__setattr__(self, "covered_values", np.asarray(self.covered, dtype=np.float64).tolist())
+
+    def similarity_and_known(self, terms) -> tuple[float, float]:
+        """The summed importance of a preview's terms, and their importance-weighted
+        coverage (``coverage`` for a preview without terms): see :func:`link_novelty`."""
+        if not terms:
+            return 0.0, self.coverage
+        importance, covered = self.importance_values, self.covered_values
+        weights = [importance[t] for t in terms]
+        total = sum(weights)
+        if total <= 0:
+            return total, self.coverage
+        return total, sum(w * covered[t] for w, t in zip(weights, terms)) / total
 
 
 class _Link:
@@ -151,22 +180,29 @@ class LinkColumns:
         return _Link(self.token[entry], self.url[entry], self.terms[entry], self.parent[entry], self.structure[entry], self.domain[entry])
 
     def __setitem__(self, entry: int, link: _Link) -> None:
+        self.put(entry, link.token, link.url, link.terms, link.parent_relevance, link.structure, link.domain_id)
+
+    def put(self, entry: int, token: int, url: str, terms, parent_relevance: float, structure: float, domain_id) -> None:
+        """Set the link at ``entry`` from its values (no :class:`_Link` made)."""
         if entry >= len(self.token):
             self._grow(entry + 1)
         if not self.token[entry]:
             self.size += 1
-        self.token[entry] = link.token
-        self.parent[entry] = link.parent_relevance
-        self.structure[entry] = link.structure
-        self.domain[entry] = -1 if link.domain_id is None else link.domain_id
-        self.url[entry] = link.url
-        self.terms[entry] = link.terms
+        self.token[entry] = token
+        self.parent[entry] = parent_relevance
+        self.structure[entry] = structure
+        self.domain[entry] = -1 if domain_id is None else domain_id
+        self.url[entry] = url
+        self.terms[entry] = terms
 
     def pop(self, entry: int, default=None):
-        link = self.get(entry)
-        if link is None:
+        if entry >= len(self.token) or not self.token[entry]:
             return default
-        del self[entry]
+        link = _Link(self.token[entry], self.url[entry], self.terms[entry], self.parent[entry], self.structure[entry], self.domain[entry])
+        self.token[entry] = 0
+        self.url[entry] = None
+        self.terms[entry] = ()
+        self.size -= 1
         return link
 
     def __delitem__(self, entry: int) -> None:
@@ -239,6 +275,8 @@ class LinkValues:
         # (-gain, token << 32 | entry, knowledge version): tokens are unique, so items sort
         # by gain and then token; one int for both saves a queued URL about 30 bytes.
         self._heap: list[tuple[float, int, int]] = []
+        # Keys (token << 32 | entry) of the links queued since the best link was last asked for.
+        self._unvalued = array("q")
         #: Links ever added (0: no scheduler keeps link values).
         self.added = 0
         self._is_queued: Callable[[int], bool] = lambda entry: True
@@ -259,13 +297,19 @@ class LinkValues:
         return self._gain(link, self.view())
 
     def _gain(self, link: _Link, view: KnowledgeView) -> float:
-        similarity = float(view.importance[list(link.terms)].sum()) if link.terms else 0.0
-        relevance = link_relevance(min(1.0, similarity), link.parent_relevance, self.parent_weight)
-        novelty = link_novelty(link.terms, view.importance, view.covered, view.coverage, view.consistency)
-        authority = link.structure
-        if self.domain_stats is not None and link.domain_id is not None and link.domain_id >= 0:
-            authority *= domain_authority(*self.domain_stats(link.domain_id), self.new_domain)
-        return expected_gain(relevance, novelty, authority)
+        # The formulas of link_relevance, link_novelty and expected_gain, inlined: every
+        # released request is valued here.
+        if link.terms:
+            similarity, known = view.similarity_and_known(link.terms)
+            similarity = min(1.0, similarity)
+        else:
+            similarity, known = 0.0, view.coverage
+        relevance = similarity + (1.0 - similarity) * self.parent_weight * link.parent_relevance
+        gain = relevance * (1.0 - view.consistency * known) * link.structure
+        domain_id = link.domain_id
+        if self.domain_stats is not None and domain_id is not None and domain_id >= 0:
+            gain *= domain_authority(*self.domain_stats(domain_id), self.new_domain)
+        return gain
 
     def gain(self, entry: int) -> float | None:
         """Current expected gain of a queued frontier entry (None: not queued)."""
@@ -277,9 +321,15 @@ class LinkValues:
     # -- the queue -----------------------------------------------------------------------
     def add(
         self, entry: int, anchor: str, url: str, parent_relevance: float, domain_id: int | None = None, preview=None
-    ) -> float:
-        """A link joined the frontier as ``entry``; returns its gain. ``preview``: the link's
-        :class:`~adaptive_spider.linkpreview.LinkPreview`, if the caller has it (saves parsing the URL)."""
+    ) -> None:
+        """A link joined the frontier as ``entry``. ``preview``: the link's
+        :class:`~adaptive_spider.linkpreview.LinkPreview`, if the caller has it (saves parsing the URL).
+
+        Its gain is computed when the best link is next asked for, with the other
+        links queued since, in one vectorised pass: a crawl that never asks (no
+        sufficiency stop) pays nothing, one that asks after every page pays a batch
+        per page, not a formula per link.
+        """
         self.added += 1
         if preview is None:
             terms = preview_terms(self.terms, anchor, url)
@@ -287,18 +337,17 @@ class LinkValues:
         else:
             terms = preview.term_ids
             structure = structure_value(preview.path_depth, preview.has_query, self.depth_decay, self.query_penalty)
-        link = _Link(self.added, url, terms, float(parent_relevance), structure, domain_id)
-        self.links[entry] = link
-        view = self.view()
-        value = self._gain(link, view)
-        heapq.heappush(self._heap, (-value, link.token << _ENTRY_BITS | entry, view.version))
-        self._compact()
-        return value
+        self.links.put(entry, self.added, url, terms, float(parent_relevance), structure, domain_id)
+        unvalued = self._unvalued
+        unvalued.append(self.added << _ENTRY_BITS | entry)
+        if len(unvalued) >= _COMPACT_MIN and len(unvalued) >= 2 * len(self.links):
+            token_of = self.links.token_of
+            self._unvalued = array("q", [key for key in unvalued if token_of(key & _ENTRY_MASK) == key >> _ENTRY_BITS])
 
     def release(self, entry: int, request=None) -> float:
         """The entry left the frontier for the ready queue; returns its current gain."""
         link = self.links.pop(entry, None)
-        value = (self._gain(link, self.view()) or 0.0) if link is not None else 0.0
+        value = self._gain(link, self.view()) if link is not None else 0.0
         if request is not None:
             self.ready[request] = True
             if link is not None:
@@ -308,7 +357,8 @@ class LinkValues:
             self._released[request.url] = value
             if len(self._released) > _RELEASED_KEPT:  # fetches that never gave a page
                 self._released.popitem(last=False)
-        self._compact()
+        if len(self._heap) >= _COMPACT_MIN:
+            self._compact()
         return value
 
     def released_gain(self, url: str) -> float | None:
@@ -325,8 +375,9 @@ class LinkValues:
 
     def best_link(self) -> tuple[float, str | None]:
         """The highest current gain among queued links and that link's URL."""
-        heap = self._heap
         view = self.view()
+        self._value_new_links(view)
+        heap = self._heap
         version = view.version
         for _ in range(self.max_refresh + 1):
             if not heap:
@@ -368,9 +419,52 @@ class LinkValues:
             self.pending = OrderedDict((request, self.pending[request]) for request in released if request in self.pending)
         return max(candidates, key=lambda pair: pair[0])
 
+    def _value_new_links(self, view: KnowledgeView) -> None:
+        """Put the links queued since the last ask in the heap, valued in one pass
+        (the formulas of :meth:`_gain` over columns)."""
+        if not self._unvalued:
+            return
+        keys = np.array(self._unvalued, dtype=np.int64)
+        self._unvalued = array("q")
+        links = self.links
+        entries = keys & _ENTRY_MASK
+        live = _column(links.token, entries, np.int64) == keys >> _ENTRY_BITS
+        keys, entries = keys[live], entries[live]
+        if not len(keys):
+            return
+        pairs = [view.similarity_and_known(terms) for terms in map(links.terms.__getitem__, entries.tolist())]
+        similarity, known = np.array(pairs, dtype=np.float64).reshape(-1, 2).T
+        similarity = np.minimum(1.0, similarity)
+        relevance = similarity + (1.0 - similarity) * self.parent_weight * _column(links.parent, entries, np.float64)
+        novelty = 1.0 - view.consistency * known
+        gains = relevance * novelty * _column(links.structure, entries, np.float64) * self._domain_factors(
+            _column(links.domain, entries, np.int64)
+        )
+        items = list(zip((-gains).tolist(), keys.tolist(), [view.version] * len(keys)))
+        heap = self._heap
+        if len(items) > len(heap) // 4:
+            heap.extend(items)
+            heapq.heapify(heap)
+        else:
+            for item in items:
+                heapq.heappush(heap, item)
+        self._compact()
+
+    def _domain_factors(self, domains: np.ndarray) -> np.ndarray:
+        """The domain part of each link's authority (1.0 without domain statistics or a domain)."""
+        factors = np.ones(len(domains))
+        if self.domain_stats is None:
+            return factors
+        unique, inverse = np.unique(domains, return_inverse=True)
+        per_domain = [
+            domain_authority(*self.domain_stats(domain), self.new_domain) if domain >= 0 else 1.0
+            for domain in unique.tolist()
+        ]
+        return np.asarray(per_domain, dtype=np.float64)[inverse]
+
     def _compact(self) -> None:
         """Drop dead heap items once they outnumber the live ones."""
-        if len(self._heap) < 1024 or len(self._heap) < 2 * len(self.links):
+        if len(self._heap) < _COMPACT_MIN or len(self._heap) < 2 * len(self.links):
             return
         token_of = self.links.token_of
         self._heap = [item for item in self._heap if token_of(item[1] & _ENTRY_MASK) == item[1] >> _ENTRY_BITS]

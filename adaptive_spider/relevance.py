@@ -127,16 +127,15 @@ class QueryTerms:
                 counts[index] += 1.0
         return counts
 
-    def present(self, text: str) -> np.ndarray:
-        """Which terms occur in an already lowercased text (booleans)."""
-        # Not count() > 0: every queued link's preview comes here, most without a term.
-        flags = np.zeros(len(self.terms), dtype=bool)
+    def present_ids(self, text: str) -> tuple[int, ...]:
+        """Indexes of the terms that occur in an already lowercased text, ascending."""
+        # Not count() > 0, nor numpy: every queued link's preview comes here, most without a term.
         if self._pattern is None or not text:
-            return flags
+            return ()
+        found: set[int] = set()
         for word in self._pattern.findall(text):
-            for index in self.terms_of(word):
-                flags[index] = True
-        return flags
+            found.update(self.terms_of(word))
+        return tuple(sorted(found)) if found else ()
 
 
 @dataclass
@@ -192,6 +191,7 @@ class RelevanceScorer:
         self.length_sums = np.zeros(len(self.FIELDS), dtype=np.float64)
         # Term weights and their sum, kept until the statistics change: every queued link reads them.
         self._weights: tuple[np.ndarray, float] | None = None
+        self._weight_list: tuple[np.ndarray, list[float]] | None = None
 
     # -- statistics ------------------------------------------------------------
     def idf(self) -> np.ndarray:
@@ -263,14 +263,33 @@ class RelevanceScorer:
         """Similarity of a link's preview (anchor text and URL words) to the query, in [0, 1]."""
         if len(self.terms) == 0:
             return 0.0
-        return self.score_terms(self.terms.present(f"{anchor.lower()} {url_words(url)}"))
+        return self.score_term_ids(self.terms.present_ids(f"{anchor.lower()} {url_words(url)}"))
 
-    def score_terms(self, present: np.ndarray) -> float:
-        """:meth:`score_link` of a preview whose query terms are known (``present``: booleans)."""
-        if len(self.terms) == 0 or not present.any():
+    def score_term_ids(self, term_ids: tuple[int, ...]) -> float:
+        """:meth:`score_link` of a preview whose query terms are known (their indexes, ascending):
+        the weights of those terms over the weights of all, as numpy would sum them."""
+        if not term_ids or len(self.terms) == 0:
             return 0.0
         weights, total = self._cached_weights()
-        return float(weights[present].sum() / total)
+        if len(term_ids) > _EXACT_PYTHON_SUM:
+            return float(weights[list(term_ids)].sum() / total)
+        # Fewer than 8 values numpy sums in order, as here, without its per-call cost (a
+        # link's preview has a term or two); from 8 on it sums in eight interleaved parts.
+        values = self._weight_values()
+        share = 0.0
+        for index in term_ids:
+            share += values[index]
+        return share / float(total)
+
+    def _weight_values(self) -> list[float]:
+        """The cached term weights as floats (refreshed with them)."""
+        weights, _ = self._cached_weights()
+        if self._weight_list is None or self._weight_list[0] is not weights:
+            self._weight_list = (weights, weights.tolist())
+        return self._weight_list[1]
+
+
+_EXACT_PYTHON_SUM = 7  # numpy sums up to 7 values in order
 
 
 def harmonic_norm(value: float, scale: float) -> float:

@@ -192,7 +192,7 @@ class AdaptiveScheduler(BaseScheduler):
         if not isinstance(parent, int):
             parent = -1
         parent_score = self.state.parent_score(parent)
-        similarity = self.state.scorer.score_terms(preview.present)
+        similarity = self.state.scorer.score_term_ids(preview.term_ids)
         context = meta.get("link_context") or ""
         context_similarity = self.state.link_similarity(context, "") if isinstance(context, str) and context else 0.0
         prior = link_prior(similarity, parent_score, context_similarity, self.config.prior_weights)

@@ -317,3 +317,18 @@ def test_regression_tree_partitions_like_scikit_learns():
         theirs = sklearn_tree.DecisionTreeRegressor(max_leaf_nodes=16, min_samples_leaf=8, random_state=0).fit(X, y)
         assert ours.n_leaves == theirs.get_n_leaves()
         assert np.allclose(ours.value[ours.apply(X)], theirs.predict(X))
+
+
+def test_a_saved_qnetwork_trains_on_exactly_as_the_one_that_was_saved():
+    import pickle
+
+    rng = np.random.default_rng(1)
+    X, y = rng.random((64, F.N_FEATURES)), rng.random(64)
+    net = QNetwork(random_state=0)
+    for _ in range(20):
+        net.partial_fit(X, y)
+    restored = pickle.loads(pickle.dumps(net))  # as JOBDIR saves the frontier's model
+    for _ in range(20):
+        assert restored.partial_fit(X, y) == net.partial_fit(X, y)
+    assert np.array_equal(restored.predict(X), net.predict(X))
+    assert restored.predict(X).std() > 0  # it learned something: the test can tell two nets apart

@@ -77,19 +77,25 @@ def filled_store(priors):
 
 def test_best_pool_releases_by_prior_then_arrival_across_put_backs():
     rng = np.random.default_rng(0)
-    priors = rng.choice([0.0, 0.25, 0.5, 0.9], size=500).astype(np.float32)
+    priors = rng.choice([0.0, 0.25, 0.5, 0.9], size=700).astype(np.float32)
     store = filled_store(priors)
     pool = BestLeafPool(store, range(250))
     for entry in range(250, 500):
         pool.put(entry)
-    expected = sorted(range(500), key=lambda e: (-float(priors[e]), e))
+    arrivals = iter(range(500, 700))  # links that arrive while the pool is being drained
+    queued = set(range(500))
     released = []
     while len(pool):
         taken = pool.take(7, rng)
+        assert taken == sorted(queued, key=lambda e: (-float(priors[e]), e))[:7]  # the best 7, best first
         released.append(taken[0])
-        for entry in taken[1:]:  # like a selection round: the rest goes back
-            pool.put(entry)
-    assert released == expected
+        queued.discard(taken[0])
+        pool.put_back(taken[1:])  # like a selection round: the rest stays
+        for entry in [next(arrivals, None) for _ in range(2)]:
+            if entry is not None:
+                pool.put(entry)
+                queued.add(entry)
+    assert sorted(released) == list(range(700)) and not queued
     assert sorted(BestLeafPool(store, [3, 1, 2]).entries()) == [1, 2, 3]
 
 

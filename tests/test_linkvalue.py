@@ -119,3 +119,25 @@ def test_parent_relevance_and_authority_enter_the_gain():
     page = values.estimate("alpha", "http://d.test/alpha.html", parent_relevance=0.0)
     assert on_relevant_page > on_irrelevant_page == 0.0
     assert listing == pytest.approx(page * 0.5)
+
+
+def test_links_valued_in_one_batch_match_the_formula_link_by_link():
+    estimator = SufficiencyEstimator(QueryTerms("alpha beta gamma"))
+    estimator.update({"url": "http://d.test/", "text": "alpha beta gamma " + "filler " * 40, "relevance": 0.2})
+    estimator.update(answer_page("alpha", 1))
+    domains = {0: (0.0, 0.0, 0, 0.3), 1: (0.25, 2.0, 4, 0.3), 2: (0.0, 0.1, 9, 0.3)}
+    values = LinkValues(estimator.terms, estimator.view, domains.__getitem__)
+    anchors = ["alpha", "beta gamma", "Next", "alpha beta gamma", "", "Contact us"]
+    for entry in range(60):
+        url = f"http://d{entry % 3}.test/{'a/' * (entry % 4)}page{entry}.html" + ("?p=2" if entry % 7 == 0 else "")
+        values.add(entry, anchors[entry % len(anchors)], url, parent_relevance=(entry % 5) / 5, domain_id=entry % 3 if entry % 11 else None)
+    queued = set(range(60))
+    for later in range(100, 110):  # the best, as valued in a batch, is the best by the formula
+        expected = max(queued, key=values.gain)
+        gain, url = values.best_link()
+        assert gain == pytest.approx(values.gain(expected)) and gain > 0
+        assert url == values.links.get(expected).url
+        values.release(expected)
+        queued.discard(expected)
+        values.add(later, "gamma", f"http://d1.test/more{later}.html", 0.5, 1)  # queued between two asks
+        queued.add(later)

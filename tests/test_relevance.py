@@ -71,3 +71,21 @@ def test_no_query_scores_zero():
     assert s.score_page(PageFields("http://d.test/", "t", "h", "b")) == 0.0
     assert s.score_link("anything", "http://d.test/") == 0.0
     assert np.all(s.doc_freq == 0)
+
+
+def test_link_similarity_from_term_ids_equals_numpys_weighted_share_to_the_bit():
+    scorer = RelevanceScorer(QueryTerms("alpha beta gamma delta epsilon zeta eta theta iota kappa", keywords=["lambda mu"]))
+    for n in range(5):  # term weights that move with the crawl's statistics
+        counts = np.zeros((len(scorer.FIELDS), len(scorer.terms)))
+        counts[:, : n + 2] = 1.0
+        scorer.observe(counts, np.ones(len(scorer.FIELDS)))
+    rng = np.random.default_rng(0)
+    weights, total = scorer._cached_weights()
+    for _ in range(300):
+        present = rng.random(len(scorer.terms)) < rng.random()
+        ids = tuple(int(i) for i in np.flatnonzero(present))
+        expected = float(weights[present].sum() / total) if ids else 0.0
+        assert scorer.score_term_ids(ids) == expected
+    ids = scorer.terms.present_ids("the alpha and gamma of it, alphas")
+    assert list(ids) == sorted(ids) and {scorer.terms.terms[i] for i in ids} == {"alpha", "gamma"}
+    assert scorer.terms.present_ids("nothing here") == ()

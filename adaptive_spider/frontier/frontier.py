@@ -81,7 +81,11 @@ class Frontier:
 
     def top_tier(self) -> float:
         """The highest priority tier with queued entries (-inf when none)."""
-        return max((tier for tier, size in self.tier_sizes.items() if size), default=float("-inf"))
+        sizes = self.tier_sizes
+        if len(sizes) == 1:  # the usual crawl: every request of priority 0 (asked before each release)
+            for tier, size in sizes.items():
+                return tier if size else float("-inf")
+        return max((tier for tier, size in sizes.items() if size), default=float("-inf"))
 
     def queued_entry(self, url: str) -> int | None:
         """The queued entry of a URL, if a strategy ranked by link prior could move it."""
@@ -172,9 +176,11 @@ class Frontier:
             self._remove(tier, choice.entry)
             self.filtered[reason] += 1
         elif self.domains.is_slow(domain_id, self.config.slow_domain_ms):
+            choice.features = None  # released in a later round: with the features of then
             self.held.append((tier, choice))
             self.filtered["deferred_slow"] += 1
         elif self.strategy.probes_new_domains and self.domains.is_untried(domain_id) and domain_id not in self.unprobed:
+            choice.features = None
             self.waiting.setdefault(domain_id, []).append((tier, choice))
         else:
             self._accept(tier, choice, accepted)
@@ -211,10 +217,14 @@ class Frontier:
     def _release(self, accepted: list) -> list[tuple[object, Choice]]:
         if not accepted:
             return []
-        vectors = self.features(np.array([choice.entry for _, choice in accepted], dtype=np.int64))
+        # A strategy that scored its choices with their features gave them along (same round, same values).
+        unscored = [choice for _, choice in accepted if choice.features is None]
+        if unscored:
+            vectors = self.features(np.array([choice.entry for choice in unscored], dtype=np.int64))
+            for choice, vector in zip(unscored, vectors):
+                choice.features = vector
         released = []
-        for (tier, choice), vector in zip(accepted, vectors):
-            choice.features = vector
+        for tier, choice in accepted:
             choice.prior = float(self.store.prior[choice.entry])
             released.append((self._remove(tier, choice.entry), choice))
         return released

@@ -44,19 +44,49 @@ class QNetwork:
         self.random_state = random_state
         rng = np.random.default_rng(random_state)
         sizes = (n_features, *self.hidden, 1)
-        self.weights = [
+        weights = [
             (rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)).astype(np.float64)
             for fan_in, fan_out in zip(sizes[:-1], sizes[1:])
         ]
         if zero_output:  # start as the zero function: a residual model begins at its baseline
-            self.weights[-1][:] = 0.0
-        self.biases = [np.zeros(fan_out) for fan_out in sizes[1:]]
-        self._moments = [np.zeros_like(p) for p in self._params()]
-        self._velocities = [np.zeros_like(p) for p in self._params()]
+            weights[-1][:] = 0.0
+        biases = [np.zeros(fan_out) for fan_out in sizes[1:]]
+        self._set_parameters(np.concatenate([p.ravel() for p in (*weights, *biases)]))
+        # Adam's moments, one value per parameter, in the order of the flat parameter vector.
+        self._moments = np.zeros_like(self._flat)
+        self._velocities = np.zeros_like(self._flat)
         self.n_updates = 0
 
-    def _params(self):
-        return [*self.weights, *self.biases]
+    def _shapes(self) -> list[tuple[int, ...]]:
+        sizes = (self.n_features, *self.hidden, 1)
+        return [*zip(sizes[:-1], sizes[1:]), *((fan_out,) for fan_out in sizes[1:])]
+
+    def _set_parameters(self, flat: np.ndarray) -> None:
+        """Weights and biases as views of one flat vector: Adam updates them all in one pass
+        (the same arithmetic per value as one pass per array, with a sixth of numpy's calls)."""
+        self._flat = flat
+        views, start = [], 0
+        for shape in self._shapes():
+            size = int(np.prod(shape))
+            views.append(flat[start : start + size].reshape(shape))
+            start += size
+        self.weights = views[: len(views) // 2]
+        self.biases = views[len(views) // 2 :]
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["weights"], state["biases"]  # views of _flat: rebuilt on load
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        if "_flat" not in state:  # saved before the parameters were one vector
+            parameters = [*state.pop("weights"), *state.pop("biases")]
+            state["_flat"] = np.concatenate([p.ravel() for p in parameters])
+            state["_moments"] = np.concatenate([m.ravel() for m in state["_moments"]])
+            state["_velocities"] = np.concatenate([v.ravel() for v in state["_velocities"]])
+        flat = state.pop("_flat")
+        self.__dict__.update(state)
+        self._set_parameters(flat)
 
     def predict(self, X) -> np.ndarray:
         """Q-values of a batch of feature vectors (shape ``(n,)``)."""
@@ -91,19 +121,20 @@ class QNetwork:
         return float(loss.mean())
 
     def _adam_step(self, grads, beta1=0.9, beta2=0.999, eps=1e-8) -> None:
+        """One Adam update of every parameter; ``grads`` in the order of weights then biases."""
         self.n_updates += 1
         correction1 = 1.0 - beta1**self.n_updates
         correction2 = 1.0 - beta2**self.n_updates
-        for param, grad, moment, velocity in zip(self._params(), grads, self._moments, self._velocities):
-            moment *= beta1
-            moment += (1.0 - beta1) * grad
-            velocity *= beta2
-            velocity += (1.0 - beta2) * grad * grad
-            param -= self.learning_rate * (moment / correction1) / (np.sqrt(velocity / correction2) + eps)
+        grad = np.concatenate([g.ravel() for g in grads])
+        moment, velocity = self._moments, self._velocities
+        moment *= beta1
+        moment += (1.0 - beta1) * grad
+        velocity *= beta2
+        velocity += (1.0 - beta2) * grad * grad
+        self._flat -= self.learning_rate * (moment / correction1) / (np.sqrt(velocity / correction2) + eps)
 
     def copy_weights_from(self, other: QNetwork) -> None:
-        self.weights = [w.copy() for w in other.weights]
-        self.biases = [b.copy() for b in other.biases]
+        self._set_parameters(other._flat.copy())
 
 
 class ReplayMemory:

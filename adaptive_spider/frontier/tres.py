@@ -13,6 +13,7 @@ and the frontier re-partitioned.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from array import array
 from collections import defaultdict
@@ -28,22 +29,25 @@ from adaptive_spider.frontier.tree import LeafPartition
 class BestLeafPool:
     """Entries of one leaf, best link prior first (ties: first queued first).
 
-    The heap holds one integer per entry that sorts like ``(-prior, order, entry)``
-    (see :func:`pool_keys`): a tenth of the memory of a tuple, and faster to
-    compare. Entries put in the pool wait in a list until the next ``take``, which
-    adds them all at once (a refitted tree re-assigns the whole frontier).
+    Each entry is one integer that sorts like ``(-prior, order, entry)`` (see
+    :func:`pool_keys`): a tenth of the memory of a tuple, and faster to compare.
+    The best keys wait in a sorted ``head``, the rest in a heap of keys no better
+    than any in the head: a round reads its candidates from the head and only the
+    picked ones leave it, so the heap is touched once per released entry, not twice
+    per candidate (the cost that grew with the frontier). Entries put in the pool
+    wait in a list until the next ``take``, which adds them all at once (a refitted
+    tree re-assigns the whole frontier).
     """
 
     def __init__(self, store, entries=()):
         self.store = store
+        self.head: list[int] = []
         self.heap: list[int] = []
         self.incoming = array("q", entries)
-        # Keys of the last take, by entry: the candidates a round does not pick come back
-        # with their keys (no gathering of priors and orders for a dozen entries per leaf).
-        self._taken: dict[int, int] = {}
+        self._n_taken = 0  # the head's first keys offered by the last take
 
     def __len__(self):
-        return len(self.heap) + len(self.incoming)
+        return len(self.head) + len(self.heap) + len(self.incoming)
 
     def put(self, entry):
         self.incoming.append(entry)
@@ -52,36 +56,49 @@ class BestLeafPool:
         self.incoming.frombytes(entries.astype(np.int64, copy=False).tobytes())
 
     def take(self, k, rng):
+        """The ``k`` best entries (they stay in the pool until :meth:`put_back` says which were picked)."""
         self._settle()
-        heap = self.heap
-        self._taken = {key & _ENTRY_MASK: key for key in [heapq.heappop(heap) for _ in range(min(k, len(heap)))]}
-        return list(self._taken)
+        head, heap = self.head, self.heap
+        while len(head) < k and heap:
+            head.append(heapq.heappop(heap))  # no better than the head's keys: the head stays sorted
+        self._n_taken = min(k, len(head))
+        return [key & _ENTRY_MASK for key in head[: self._n_taken]]
 
     def put_back(self, entries) -> None:
-        """Return the entries of the last take that were not picked (and forget that take)."""
-        taken, self._taken = self._taken, {}
-        for entry in entries:
-            heapq.heappush(self.heap, taken[entry])
+        """Keep the entries of the last take that were not picked; the others leave the pool."""
+        kept = set(entries)
+        taken, self._n_taken = self._n_taken, 0
+        head = self.head
+        self.head = [key for key in head[:taken] if key & _ENTRY_MASK in kept] + head[taken:]
 
     def entries(self):
-        return [key & _ENTRY_MASK for key in self.heap] + self.incoming.tolist()
+        return [key & _ENTRY_MASK for key in self.head + self.heap] + self.incoming.tolist()
 
     def entry_array(self) -> np.ndarray:
         """:meth:`entries` as an array (no list of a million ints when the frontier is re-partitioned)."""
-        heap = np.fromiter((key & _ENTRY_MASK for key in self.heap), dtype=np.int64, count=len(self.heap))
-        return np.concatenate([heap, np.frombuffer(self.incoming, dtype=np.int64)])
+        keys = self.head + self.heap
+        held = np.fromiter((key & _ENTRY_MASK for key in keys), dtype=np.int64, count=len(keys))
+        return np.concatenate([held, np.frombuffer(self.incoming, dtype=np.int64)])
 
     def _settle(self) -> None:
         if not self.incoming:
             return
         keys = pool_keys(self.store, np.frombuffer(self.incoming, dtype=np.int64))
         self.incoming = array("q")
-        if len(keys) > len(self.heap) // 4:
-            self.heap.extend(keys)
-            heapq.heapify(self.heap)
-        else:
-            for key in keys:
-                heapq.heappush(self.heap, key)
+        head, heap = self.head, self.heap
+        if len(keys) > len(heap) // 4:  # many at once (a re-partitioned frontier): one heapify
+            heap.extend(head)
+            heap.extend(keys)
+            heapq.heapify(heap)
+            self.head = []
+            return
+        for key in keys:
+            if head and key < head[-1]:
+                bisect.insort(head, key)
+            else:
+                heapq.heappush(heap, key)
+        while len(head) > _HEAD_MAX:  # the worst of the head go back to the heap: still none better than the head
+            heapq.heappush(heap, head.pop())
 
 
 _ENTRY_BITS = 32
@@ -109,6 +126,7 @@ def pool_keys(store, entries: np.ndarray) -> list[int]:
 
 
 _VECTOR_MIN = 256
+_HEAD_MAX = 64
 
 
 class UniformLeafPool:
@@ -239,10 +257,12 @@ class Tres(Strategy):
             return []
         ids = np.array(candidates, dtype=np.int64)
         priors = self.frontier.store.prior[ids]
+        features = None
         if self.warming_up:
             scores = self.rng.random(len(candidates))
         else:
-            scores = self.agent.predict(self.frontier.features(ids), priors)
+            features = self.frontier.features(ids)
+            scores = self.agent.predict(features, priors)
         picked = self._pick(scores, n)
         picked_set = set(picked)
         unpicked: list[list[int]] = [[] for _ in pools]
@@ -251,22 +271,30 @@ class Tres(Strategy):
                 unpicked[leaves[index]].append(entry)
         for pool, entries in zip(pools, unpicked):
             pool.put_back(entries)
-        return [Choice(candidates[i], score=float(scores[i]), leaf=leaves[i], prior=float(priors[i])) for i in picked]
+        # The features go with the choice: the frontier releases it with them (not computed again).
+        return [
+            Choice(candidates[i], score=float(scores[i]), leaf=leaves[i], prior=float(priors[i]),
+                   features=None if features is None else features[i])
+            for i in picked
+        ]
 
     def _pick(self, scores: np.ndarray, n: int) -> list[int]:
         """Best ``n`` candidate indexes, each replaced by a random one with probability epsilon."""
         ranked = np.argsort(-scores, kind="stable").tolist()
         picked: list[int] = []
-        taken = np.zeros(len(scores), dtype=bool)
+        taken: set[int] = set()
         epsilon = 0.0 if self.warming_up else self.epsilon
-        while ranked and len(picked) < n:
-            if epsilon and self.rng.random() < epsilon:
-                free = np.flatnonzero(~taken)
-                index = int(free[self.rng.integers(len(free))])
+        rng = self.rng
+        best = 0  # position in ranked of the best candidate not taken yet
+        for _ in range(min(n, len(ranked))):
+            if epsilon and rng.random() < epsilon:
+                free = [index for index in range(len(ranked)) if index not in taken]
+                index = free[int(rng.integers(len(free)))]
             else:
-                index = int(ranked[0])
-            ranked.remove(index)
-            taken[index] = True
+                while ranked[best] in taken:
+                    best += 1
+                index = ranked[best]
+            taken.add(index)
             picked.append(index)
         return picked
 
