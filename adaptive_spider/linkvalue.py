@@ -78,12 +78,12 @@ def link_novelty(
     term_ids, importance: np.ndarray, covered: np.ndarray, overall_coverage: float, consistency: float = 1.0
 ) -> float:
     """``1 - Consistency x`` (importance-weighted coverage of the preview's terms)."""
-    known = overall_coverage
-    if term_ids:
-        weights = importance[list(term_ids)]
-        total = float(weights.sum())
-        if total > 0:
-            known = float(np.dot(weights, covered[list(term_ids)])) / total
+    view = KnowledgeView(np.asarray(importance), np.asarray(covered), overall_coverage, consistency, 0)
+    return novelty_of(view.similarity_and_known(term_ids)[1], consistency)
+
+
+def novelty_of(known, consistency):
+    """Novelty from the known share of a preview's terms (floats or arrays)."""
     return 1.0 - consistency * known
 
 
@@ -297,19 +297,12 @@ class LinkValues:
         return self._gain(link, self.view())
 
     def _gain(self, link: _Link, view: KnowledgeView) -> float:
-        # The formulas of link_relevance, link_novelty and expected_gain, inlined: every
-        # released request is valued here.
-        if link.terms:
-            similarity, known = view.similarity_and_known(link.terms)
-            similarity = min(1.0, similarity)
-        else:
-            similarity, known = 0.0, view.coverage
-        relevance = similarity + (1.0 - similarity) * self.parent_weight * link.parent_relevance
-        gain = relevance * (1.0 - view.consistency * known) * link.structure
-        domain_id = link.domain_id
-        if self.domain_stats is not None and domain_id is not None and domain_id >= 0:
-            gain *= domain_authority(*self.domain_stats(domain_id), self.new_domain)
-        return gain
+        similarity, known = view.similarity_and_known(link.terms)
+        relevance = link_relevance(min(1.0, similarity), link.parent_relevance, self.parent_weight)
+        authority = link.structure
+        if self.domain_stats is not None and link.domain_id is not None and link.domain_id >= 0:
+            authority *= domain_authority(*self.domain_stats(link.domain_id), self.new_domain)
+        return expected_gain(relevance, novelty_of(known, view.consistency), authority)
 
     def gain(self, entry: int) -> float | None:
         """Current expected gain of a queued frontier entry (None: not queued)."""
@@ -434,12 +427,9 @@ class LinkValues:
             return
         pairs = [view.similarity_and_known(terms) for terms in map(links.terms.__getitem__, entries.tolist())]
         similarity, known = np.array(pairs, dtype=np.float64).reshape(-1, 2).T
-        similarity = np.minimum(1.0, similarity)
-        relevance = similarity + (1.0 - similarity) * self.parent_weight * _column(links.parent, entries, np.float64)
-        novelty = 1.0 - view.consistency * known
-        gains = relevance * novelty * _column(links.structure, entries, np.float64) * self._domain_factors(
-            _column(links.domain, entries, np.int64)
-        )
+        relevance = link_relevance(np.minimum(1.0, similarity), _column(links.parent, entries, np.float64), self.parent_weight)
+        authority = _column(links.structure, entries, np.float64) * self._domain_factors(_column(links.domain, entries, np.int64))
+        gains = expected_gain(relevance, novelty_of(known, view.consistency), authority)
         items = list(zip((-gains).tolist(), keys.tolist(), [view.version] * len(keys)))
         heap = self._heap
         if len(items) > len(heap) // 4:
