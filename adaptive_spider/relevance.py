@@ -52,6 +52,11 @@ def tokenize(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOP_WORDS]
 
 
+def link_preview_text(anchor: str, url: str) -> str:
+    """What a link shows before it is fetched: its anchor text and its URL's words, lowercase."""
+    return f"{anchor.lower()} {url_words(url)}"
+
+
 def url_words(url: str) -> str:
     """The words of a URL (host and path), as a lowercase string."""
     parts = urlsplit(url.lower())
@@ -263,7 +268,7 @@ class RelevanceScorer:
         """Similarity of a link's preview (anchor text and URL words) to the query, in [0, 1]."""
         if len(self.terms) == 0:
             return 0.0
-        return self.score_term_ids(self.terms.present_ids(f"{anchor.lower()} {url_words(url)}"))
+        return self.score_term_ids(self.terms.present_ids(link_preview_text(anchor, url)))
 
     def score_term_ids(self, term_ids: tuple[int, ...]) -> float:
         """:meth:`score_link` of a preview whose query terms are known (their indexes, ascending):

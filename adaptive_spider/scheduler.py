@@ -194,7 +194,7 @@ class AdaptiveScheduler(BaseScheduler):
         parent_score = self.state.parent_score(parent)
         similarity = self.state.scorer.score_term_ids(preview.term_ids)
         context = meta.get("link_context") or ""
-        context_similarity = self.state.link_similarity(context, "") if isinstance(context, str) and context else 0.0
+        context_similarity = self.state.context_similarity(context) if isinstance(context, str) and context else 0.0
         prior = link_prior(similarity, parent_score, context_similarity, self.config.prior_weights)
         static = F.static_vector(
             depth=int(meta.get("depth", 0) or 0),

@@ -22,7 +22,7 @@ from adaptive_spider.config import AdaptiveConfig
 from adaptive_spider.domains import DomainProfiles
 from adaptive_spider.pagelog import PageLog
 from adaptive_spider.pagetext import content_sha1, page_fields
-from adaptive_spider.relevance import PageFields, QueryTerms, RelevanceScorer
+from adaptive_spider.relevance import PageFields, QueryTerms, RelevanceScorer, link_preview_text
 from adaptive_spider.sufficiency import KnowledgeState
 
 logger = logging.getLogger(__name__)
@@ -34,6 +34,9 @@ DECISION_KEY = "adaptive"
 STATS_PREFIX = "adaptive"
 #: Pages whose term counts wait for the sufficiency pipeline.
 RECENT_COUNTS = 256
+#: Link contexts whose query terms are remembered (a page's links share a few, and
+#: navigation repeats them on every page); the memo is emptied when it is full.
+CONTEXT_MEMO_SIZE = 4096
 
 
 @dataclass
@@ -89,6 +92,8 @@ class CrawlState:
         # URL -> query-term counts per field of pages analysed and not yet read by the
         # sufficiency pipeline (bounded: an item that never reaches it leaves nothing behind).
         self._field_counts: OrderedDict = OrderedDict()
+        # link context -> the query terms it shows (scored with the current statistics on each read)
+        self._context_terms: dict[str, tuple[int, ...]] = {}
         # -- sufficiency: the knowledge base's statistics and the queued links' expected gain --
         self.knowledge = KnowledgeState.from_config(config, self.terms, self.domains)
 
@@ -165,8 +170,15 @@ class CrawlState:
         self.frontier.observe(decision["features"], reward, page_id, decision.get("leaf", -1), decision.get("prior", 0.0))
 
     # -- links -------------------------------------------------------------------------
-    def link_similarity(self, anchor: str, url: str) -> float:
-        return self.scorer.score_link(anchor, url)
+    def context_similarity(self, context: str) -> float:
+        """The scorer's link similarity of a link's context text (no URL), the query terms
+        of the text remembered: a page's links share a few contexts."""
+        term_ids = self._context_terms.get(context)
+        if term_ids is None:
+            if len(self._context_terms) >= CONTEXT_MEMO_SIZE:
+                self._context_terms.clear()
+            term_ids = self._context_terms[context] = self.terms.present_ids(link_preview_text(context, ""))
+        return self.scorer.score_term_ids(term_ids)
 
     def parent_score(self, page_id: int) -> float:
         return self.pages.parent_score(page_id)

@@ -49,7 +49,7 @@ import hashlib
 import json
 import logging
 import math
-import re
+import string
 import zlib
 from array import array
 from collections import deque
@@ -79,7 +79,8 @@ SIMHASH_MAX_CHARS = 16000
 SIMHASH_DISTANCE = 3
 _BANDS = 4  # 4 bands of 16 bits: any pair within 3 bits shares a band exactly
 _BAND_BITS = SIMHASH_BITS // _BANDS
-_WORD = re.compile(r"[a-z0-9]+")
+#: bytes.translate table: ASCII letters and digits stay, every other byte becomes a space.
+_WORD_BYTES = bytes(byte if chr(byte) in string.ascii_lowercase + string.digits else 0x20 for byte in range(256))
 logger = logging.getLogger(__name__)
 
 
@@ -185,7 +186,18 @@ def _mix64(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def simhash(text: str, codes: dict[str, int] | None = None) -> int:
+def simhash_words(text: str) -> list[bytes]:
+    """The words SimHash reads: runs of ASCII letters and digits of the lowercased text's
+    first :data:`SIMHASH_MAX_CHARS` characters (any other character separates words).
+
+    The same words as ``re.findall("[a-z0-9]+", text.lower())``, as bytes, in a
+    few C passes instead of a regular expression (a third of its time).
+    """
+    ascii_text = text[:SIMHASH_MAX_CHARS].lower().encode("ascii", "replace")  # others become "?"
+    return ascii_text.translate(_WORD_BYTES).split()
+
+
+def simhash(text: str, codes: dict[bytes, int] | None = None) -> int:
     """64-bit SimHash of the set of word pairs of a text (deterministic across processes).
 
     Word pairs, not single words: pages of one site share most of their
@@ -195,22 +207,26 @@ def simhash(text: str, codes: dict[str, int] | None = None) -> int:
     texts only the pairs whose hash ends in two zero bits vote: the same pairs
     on every page (consistent sampling), so near-duplicates still agree.
     """
-    words = _WORD.findall(text[:SIMHASH_MAX_CHARS].lower())
+    words = simhash_words(text)
     if not words:
         return 0
     if codes is None:
         codes = {}
-    for word in set(words).difference(codes):
-        codes[word] = zlib.crc32(word.encode())
+    missing = set(words).difference(codes)
+    if missing:
+        codes.update(zip(missing, map(zlib.crc32, missing)))
     values = np.fromiter(map(codes.__getitem__, words), dtype=np.uint64, count=len(words))
     pairs = (values[:-1] << np.uint64(32)) | values[1:] if len(values) > 1 else values
     hashes = _mix64(pairs)
     if len(hashes) > SIMHASH_FULL_PAIRS:
         hashes = hashes[(hashes & np.uint64(3)) == 0]
-    hashes = np.unique(hashes)
-    bits = (hashes[:, None] >> np.arange(SIMHASH_BITS, dtype=np.uint64)) & np.uint64(1)
-    votes = 2 * bits.sum(axis=0, dtype=np.int64) - len(hashes)
-    return int(sum(1 << int(i) for i in np.flatnonzero(votes > 0)))
+    hashes.sort()
+    if len(hashes) > 1:  # each distinct pair votes once
+        hashes = hashes[np.concatenate(([True], hashes[1:] != hashes[:-1]))]
+    # One row of 64 bits per hash, bit i in column i (the bytes of a little-endian uint64).
+    bits = np.unpackbits(hashes.astype("<u8").view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+    majority = np.count_nonzero(bits, axis=0) * 2 > len(hashes)
+    return int.from_bytes(np.packbits(majority, bitorder="little").tobytes(), "little")
 
 
 def hamming(a: int, b: int) -> int:
@@ -356,7 +372,7 @@ class SufficiencyEstimator:
         self.history = array("d")  # IS after each page
         self.best_pages: list[tuple[float, str]] = []
         self._sha1s: set[str] = set()
-        self._word_codes: dict[str, int] = {}
+        self._word_codes: dict[bytes, int] = {}
         self._bands: list[dict[int, list[int]]] = [{} for _ in range(_BANDS)]
         #: Changes whenever the per-term coverage moves (readers cache on it).
         self.version = 0

@@ -57,6 +57,10 @@ _CALENDAR_PARAM_NAMES = frozenset({"date", "day", "month", "year", "week", "cal"
 _MAYBE_CALENDAR = re.compile(r"(?:19|20)\d\d|(?:date|day|month|year|week|cal)\w*=", re.IGNORECASE)
 
 
+#: URLs whose verdict the guard remembers; the memo is emptied when it is full.
+VERDICT_MEMO_SIZE = 65536
+
+
 class UrlParts(NamedTuple):
     scheme: str
     netloc: str
@@ -152,6 +156,9 @@ class TrapGuard:
         # family -> the distinct URLs admitted (at most the family's limit, so bounded)
         self.families: dict[str, set[str]] = {}
         self.capped: set[str] = set()
+        # URL -> its verdict. A URL's verdict never changes (a family admits a URL for good
+        # and refuses it for good once full), and pages repeat most of their links.
+        self._verdicts: dict[str, str | None] = {}
 
     @classmethod
     def from_config(cls, config: AdaptiveConfig) -> TrapGuard:
@@ -165,6 +172,15 @@ class TrapGuard:
 
     def reason_to_drop(self, url: str) -> str | None:
         """The rule that drops ``url`` (None: follow it). Admitted URLs are counted."""
+        verdicts = self._verdicts
+        if url in verdicts:
+            return verdicts[url]
+        if len(verdicts) >= VERDICT_MEMO_SIZE:
+            verdicts.clear()
+        reason = verdicts[url] = self._judge(url)
+        return reason
+
+    def _judge(self, url: str) -> str | None:
         if not url.startswith(("http://", "https://")):
             scheme = url.partition(":")[0].lower()
             return None if scheme in FETCHABLE_SCHEMES else "unsupported_scheme"

@@ -89,3 +89,15 @@ def test_link_similarity_from_term_ids_equals_numpys_weighted_share_to_the_bit()
     ids = scorer.terms.present_ids("the alpha and gamma of it, alphas")
     assert list(ids) == sorted(ids) and {scorer.terms.terms[i] for i in ids} == {"alpha", "gamma"}
     assert scorer.terms.present_ids("nothing here") == ()
+
+
+def test_a_link_context_scores_as_the_scorer_scores_it_while_the_statistics_change():
+    from adaptive_spider.config import AdaptiveConfig
+    from adaptive_spider.state import CrawlState
+
+    state = CrawlState(AdaptiveConfig.from_settings({"ADAPTIVE_QUERY": "asyncio event loop"}))
+    contexts = ["Event loop API", "Asyncio: tasks and the event loop", "Networking", "Event loop API"]
+    for text in ("asyncio asyncio loop", "an event and a loop", "nothing related"):
+        assert [state.context_similarity(c) for c in contexts] == [state.scorer.score_link(c, "") for c in contexts]
+        state.scorer.score_page(PageFields("http://d.test/p", text, "", text))
+    assert state.context_similarity("Networking") == 0.0 < state.context_similarity("Event loop API")

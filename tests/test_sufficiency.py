@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from adaptive_spider.sufficiency import (
     redundancy,
     saturation,
     simhash,
+    simhash_words,
     term_coverage,
     term_importance,
     term_saturation,
@@ -103,6 +105,16 @@ def test_simhash_sees_near_duplicates_and_not_different_texts():
     assert hamming(simhash(base), simhash(edited)) <= 3
     assert hamming(simhash(base), simhash(other)) > 10
     assert simhash(base) == simhash(base.upper())  # case-insensitive, deterministic
+
+
+def test_simhash_words_are_the_ascii_letter_and_digit_runs_of_the_lowercased_text():
+    # Non-ASCII letters separate words; the Kelvin sign lowercases to an ASCII "k".
+    text = "Straße Ünïcode_x9 \u212aELVIN İstanbul 日本語abc a-b\x00c 42"
+    expected = re.findall("[a-z0-9]+", text.lower())
+    assert [word.decode() for word in simhash_words(text)] == expected
+    assert "kelvin" in expected and "stra" in expected
+    codes = {}
+    assert simhash(text, codes) == simhash(text) and set(codes) == {w.encode() for w in expected}
 
 
 def test_page_items_are_recognised():

@@ -93,23 +93,31 @@ class QNetwork:
         activation = np.asarray(X, dtype=np.float64)
         last = len(self.weights) - 1
         for index, (weight, bias) in enumerate(zip(self.weights, self.biases)):
-            activation = activation @ weight + bias
+            activation = activation @ weight
+            activation += bias  # in place: the same sums, one array fewer
             if index < last:
                 np.maximum(activation, 0.0, out=activation)
         return activation[:, 0]
 
     def partial_fit(self, X, y) -> float:
         """One Adam step on a minibatch toward targets ``y``; returns the mean loss."""
+        return huber_loss(self.fit_step(X, y), self.huber_delta)
+
+    def fit_step(self, X, y) -> np.ndarray:
+        """:meth:`partial_fit` without the loss: returns the errors (prediction - target)
+        before the step, from which :func:`huber_loss` gives the loss when it is wanted."""
         X = np.asarray(X, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         activations = [X]
         last = len(self.weights) - 1
         for index, (weight, bias) in enumerate(zip(self.weights, self.biases)):
-            z = activations[-1] @ weight + bias
-            activations.append(np.maximum(z, 0.0) if index < last else z)
+            z = activations[-1] @ weight
+            z += bias
+            if index < last:
+                np.maximum(z, 0.0, out=z)
+            activations.append(z)
         error = activations[-1][:, 0] - y
         delta = self.huber_delta
-        loss = np.where(np.abs(error) <= delta, 0.5 * error**2, delta * (np.abs(error) - 0.5 * delta))
         grad = (np.clip(error, -delta, delta) / len(y))[:, None]
         weight_grads, bias_grads = [], []
         for index in range(last, -1, -1):
@@ -118,7 +126,7 @@ class QNetwork:
             if index:
                 grad = (grad @ self.weights[index].T) * (activations[index] > 0)
         self._adam_step([*reversed(weight_grads), *reversed(bias_grads)])
-        return float(loss.mean())
+        return error
 
     def _adam_step(self, grads, beta1=0.9, beta2=0.999, eps=1e-8) -> None:
         """One Adam update of every parameter; ``grads`` in the order of weights then biases."""
@@ -135,6 +143,12 @@ class QNetwork:
 
     def copy_weights_from(self, other: QNetwork) -> None:
         self._set_parameters(other._flat.copy())
+
+
+def huber_loss(error: np.ndarray, delta: float) -> float:
+    """Mean Huber loss of errors: squared up to ``delta``, linear beyond."""
+    magnitude = np.abs(error)
+    return float(np.where(magnitude <= delta, 0.5 * error**2, delta * (magnitude - 0.5 * delta)).mean())
 
 
 class ReplayMemory:
@@ -211,7 +225,7 @@ class DoubleDQN:
         self.memory = ReplayMemory(replay_size, n_features)
         self.rng = np.random.default_rng(random_state)
         self.n_steps = 0
-        self.last_loss = float("nan")
+        self._last_error: np.ndarray | None = None
 
     def predict(self, X, base) -> np.ndarray:
         """Q-values of actions with features ``X`` and baselines ``base``."""
@@ -220,19 +234,40 @@ class DoubleDQN:
     def remember(self, x, base: float, reward: float, next_key: int) -> None:
         self.memory.add(x, base, reward, next_key)
 
+    @property
+    def last_loss(self) -> float:
+        """The Huber loss of the last update's minibatch (before it), NaN before any."""
+        if self._last_error is None:
+            return float("nan")
+        return huber_loss(self._last_error, self.online.huber_delta)
+
     def train_step(self, next_actions) -> float | None:
         """One minibatch update; ``None`` while the memory is too small."""
-        if len(self.memory) < min(self.batch_size, 8):
+        return self.train_steps(1, next_actions)
+
+    def train_steps(self, n: int, next_actions) -> float | None:
+        """``n`` minibatch updates in a row (the last one's loss; ``None`` while the memory
+        is too small). The next actions of all ``n`` minibatches are read in one call:
+        nothing they depend on changes between the updates."""
+        if n <= 0 or len(self.memory) < min(self.batch_size, 8):
             return None
-        rows = self.memory.sample(self.rng, self.batch_size)
-        targets = self.memory.rewards[rows].astype(np.float64)
+        batches = [self.memory.sample(self.rng, self.batch_size) for _ in range(n)]
+        next_states = None
         if self.gamma > 0:
-            targets += self.gamma * self._bootstrap(next_actions(self.memory.next_keys[rows]))
-        targets -= self.memory.bases[rows]
-        self.last_loss = self.online.partial_fit(self.memory.X[rows], targets)
-        self.n_steps += 1
-        if self.n_steps % self.target_update == 0:
-            self.target.copy_weights_from(self.online)
+            keys = np.concatenate([self.memory.next_keys[rows] for rows in batches])
+            next_states = next_actions(keys)
+        start = 0
+        for rows in batches:
+            targets = self.memory.rewards[rows].astype(np.float64)
+            if next_states is not None:
+                part = slice(start, start + len(rows))
+                targets += self.gamma * self._bootstrap(tuple(array[part] for array in next_states))
+                start += len(rows)
+            targets -= self.memory.bases[rows]
+            self._last_error = self.online.fit_step(self.memory.X[rows], targets)
+            self.n_steps += 1
+            if self.n_steps % self.target_update == 0:
+                self.target.copy_weights_from(self.online)
         return self.last_loss
 
     def _bootstrap(self, next_state) -> np.ndarray:

@@ -302,8 +302,7 @@ class Tres(Strategy):
     def observe(self, x, reward, page_key, leaf=-1, prior=0.0):
         self.agent.remember(x, prior, reward, page_key)
         self.n_observed += 1
-        for _ in range(self.config.qnet_updates_per_page):
-            self.agent.train_step(self.frontier.next_actions)
+        self.agent.train_steps(self.config.qnet_updates_per_page, self.frontier.next_actions)
         if self._refit_due():
             self._refit()
 
