@@ -10,6 +10,7 @@ happened to a request, the state turns it into rewards, the frontier learns.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ STATS_PREFIX = "adaptive"
 #: Pages whose term counts wait for the sufficiency pipeline.
 RECENT_COUNTS = 256
 #: Link contexts whose query terms are remembered (a page's links share a few, and
-#: navigation repeats them on every page); the memo is emptied when it is full.
+#: navigation repeats them on every page): the most recently used.
 CONTEXT_MEMO_SIZE = 4096
 
 
@@ -92,8 +93,8 @@ class CrawlState:
         # URL -> query-term counts per field of pages analysed and not yet read by the
         # sufficiency pipeline (bounded: an item that never reaches it leaves nothing behind).
         self._field_counts: OrderedDict = OrderedDict()
-        # link context -> the query terms it shows (scored with the current statistics on each read)
-        self._context_terms: dict[str, tuple[int, ...]] = {}
+        # A link context's query terms (scored with the current statistics on each read).
+        self._context_terms = functools.lru_cache(maxsize=CONTEXT_MEMO_SIZE)(self._terms_of_context)
         # -- sufficiency: the knowledge base's statistics and the queued links' expected gain --
         self.knowledge = KnowledgeState.from_config(config, self.terms, self.domains)
 
@@ -173,12 +174,10 @@ class CrawlState:
     def context_similarity(self, context: str) -> float:
         """The scorer's link similarity of a link's context text (no URL), the query terms
         of the text remembered: a page's links share a few contexts."""
-        term_ids = self._context_terms.get(context)
-        if term_ids is None:
-            if len(self._context_terms) >= CONTEXT_MEMO_SIZE:
-                self._context_terms.clear()
-            term_ids = self._context_terms[context] = self.terms.present_ids(link_preview_text(context, ""))
-        return self.scorer.score_term_ids(term_ids)
+        return self.scorer.score_term_ids(self._context_terms(context))
+
+    def _terms_of_context(self, context: str) -> tuple[int, ...]:
+        return self.terms.present_ids(link_preview_text(context, ""))
 
     def parent_score(self, page_id: int) -> float:
         return self.pages.parent_score(page_id)

@@ -29,6 +29,7 @@ is counted under ``adaptive/traps/<rule>``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from typing import NamedTuple
@@ -57,7 +58,7 @@ _CALENDAR_PARAM_NAMES = frozenset({"date", "day", "month", "year", "week", "cal"
 _MAYBE_CALENDAR = re.compile(r"(?:19|20)\d\d|(?:date|day|month|year|week|cal)\w*=", re.IGNORECASE)
 
 
-#: URLs whose verdict the guard remembers; the memo is emptied when it is full.
+#: URLs whose verdict the guard remembers (the most recently used).
 VERDICT_MEMO_SIZE = 65536
 
 
@@ -156,9 +157,9 @@ class TrapGuard:
         # family -> the distinct URLs admitted (at most the family's limit, so bounded)
         self.families: dict[str, set[str]] = {}
         self.capped: set[str] = set()
-        # URL -> its verdict. A URL's verdict never changes (a family admits a URL for good
-        # and refuses it for good once full), and pages repeat most of their links.
-        self._verdicts: dict[str, str | None] = {}
+        # A URL's verdict never changes (a family admits a URL for good and refuses it for
+        # good once full), and pages repeat most of their links: remember the recent ones.
+        self._verdict = functools.lru_cache(maxsize=VERDICT_MEMO_SIZE)(self._judge)
 
     @classmethod
     def from_config(cls, config: AdaptiveConfig) -> TrapGuard:
@@ -172,13 +173,7 @@ class TrapGuard:
 
     def reason_to_drop(self, url: str) -> str | None:
         """The rule that drops ``url`` (None: follow it). Admitted URLs are counted."""
-        verdicts = self._verdicts
-        if url in verdicts:
-            return verdicts[url]
-        if len(verdicts) >= VERDICT_MEMO_SIZE:
-            verdicts.clear()
-        reason = verdicts[url] = self._judge(url)
-        return reason
+        return self._verdict(url)
 
     def _judge(self, url: str) -> str | None:
         if not url.startswith(("http://", "https://")):

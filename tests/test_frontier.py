@@ -224,6 +224,35 @@ def test_double_dqn_propagates_value_to_links_that_lead_to_rewards():
     assert q_dead == pytest.approx(0.0, abs=0.15)
 
 
+def test_updates_in_a_row_are_the_same_as_one_at_a_time():
+    """train_steps(n) reads the next actions of its n minibatches in one call: the
+    networks it leaves must be exactly those of n single updates."""
+    rng = np.random.default_rng(5)
+    outlinks = rng.random((20, 4, F.N_FEATURES)).astype(np.float32)
+    bases, present = rng.random((20, 4)), rng.random((20, 4)) < 0.6
+    calls = []
+
+    def next_actions(keys):
+        calls.append(len(keys))
+        keys = np.asarray(keys, dtype=np.int64)
+        return outlinks[keys], bases[keys], present[keys]
+
+    one, row = (DoubleDQN(batch_size=8, target_update=3, random_state=1) for _ in range(2))
+    for _ in range(40):
+        x = rng.random(F.N_FEATURES).astype(np.float32)
+        reward, key = float(rng.random()), int(rng.integers(20))
+        for agent in (one, row):
+            agent.remember(x, 0.1, reward, key)
+        one.train_step(next_actions)
+        one.train_step(next_actions)
+        row.train_steps(2, next_actions)
+    assert np.array_equal(one.online._flat, row.online._flat)
+    assert np.array_equal(one.target._flat, row.target._flat)
+    assert one.last_loss == row.last_loss and not np.isnan(row.last_loss)
+    # one_at_a_time reads 8 next states per update; in a row, both minibatches' 16 at once
+    assert calls.count(8) == 2 * calls.count(16) > 0 and set(calls) == {8, 16}
+
+
 def test_tree_partition_groups_alike_rewards():
     X, y = synthetic_problem()
     partition = LeafPartition(max_leaves=8, min_samples_leaf=10).fit(X, y)

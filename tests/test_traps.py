@@ -87,16 +87,16 @@ def test_guard_rules_and_family_limits():
     assert guard.reason_to_drop("http://h/list?page=1&sort=asc") is None  # another family
 
 
-def test_guard_verdicts_stand_when_its_memo_is_emptied(monkeypatch):
+def test_guard_verdicts_stand_when_the_memo_forgets_them(monkeypatch):
     import adaptive_spider.traps as traps
 
-    monkeypatch.setattr(traps, "VERDICT_MEMO_SIZE", 2)  # emptied every second new URL
+    monkeypatch.setattr(traps, "VERDICT_MEMO_SIZE", 2)  # remembers the last two URLs only
     guard = TrapGuard(query_max_variants=2)
     urls = [f"http://h/list?page={n}" for n in range(4)]
     first = [guard.reason_to_drop(url) for url in urls]
     again = [guard.reason_to_drop(url) for url in reversed(urls)][::-1]
     assert first == again == [None, None, "query_variants", "query_variants"]
-    assert len(guard._verdicts) <= 2
+    assert guard._verdict.cache_info().currsize == 2
 
 
 # -- the trap site, crawled ----------------------------------------------------------------------
