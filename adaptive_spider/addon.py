@@ -13,25 +13,25 @@ from __future__ import annotations
 
 from scrapy.utils.misc import load_object
 
-from adaptive_spider.config import AdaptiveConfig, default_values
+from adaptive_spider.settings.config import AdaptiveConfig, default_values
 
-SCHEDULER = "adaptive_spider.scheduler.AdaptiveScheduler"
+SCHEDULER = "adaptive_spider.crawl.scheduler.AdaptiveScheduler"
 
 #: Every component of a focused crawl: (component dict setting, class path, order).
 COMPONENTS = (
     # Sees each raw download outcome, before Scrapy's retry (550) and redirect (600).
-    ("DOWNLOADER_MIDDLEWARES", "adaptive_spider.downloadermiddlewares.DomainProfileMiddleware", 950),
+    ("DOWNLOADER_MIDDLEWARES", "adaptive_spider.crawl.downloadermiddlewares.DomainProfileMiddleware", 950),
     # Scores pages before the spider runs; annotates links after DepthMiddleware (900) set their depth.
-    ("SPIDER_MIDDLEWARES", "adaptive_spider.spidermiddlewares.RelevanceMiddleware", 800),
+    ("SPIDER_MIDDLEWARES", "adaptive_spider.crawl.spidermiddlewares.RelevanceMiddleware", 800),
     # Canonical URLs and trap guards on the spider's links, below the relevance middleware
     # (which reads anchors by the page's own URLs).
-    ("SPIDER_MIDDLEWARES", "adaptive_spider.canonical.CanonicalUrlMiddleware", 760),
-    ("SPIDER_MIDDLEWARES", "adaptive_spider.traps.TrapGuardMiddleware", 750),
+    ("SPIDER_MIDDLEWARES", "adaptive_spider.crawl.canonical.CanonicalUrlMiddleware", 760),
+    ("SPIDER_MIDDLEWARES", "adaptive_spider.crawl.traps.TrapGuardMiddleware", 750),
     # Duplicate content first; the self-stop last, after any project pipeline.
-    ("ITEM_PIPELINES", "adaptive_spider.duplicates.DuplicateContentPipeline", 100),
-    ("ITEM_PIPELINES", "adaptive_spider.pipelines.SufficiencyPipeline", 900),
-    ("EXTENSIONS", "adaptive_spider.crawldelay.RobotsCrawlDelay", 0),
-    ("EXTENSIONS", "adaptive_spider.report.CrawlReport", 0),
+    ("ITEM_PIPELINES", "adaptive_spider.crawl.duplicates.DuplicateContentPipeline", 100),
+    ("ITEM_PIPELINES", "adaptive_spider.crawl.pipelines.SufficiencyPipeline", 900),
+    ("EXTENSIONS", "adaptive_spider.crawl.crawldelay.RobotsCrawlDelay", 0),
+    ("EXTENSIONS", "adaptive_spider.crawl.report.CrawlReport", 0),
 )
 
 

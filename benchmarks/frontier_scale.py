@@ -115,7 +115,7 @@ def build_scheduler(strategy: str, seed: int):
     from scrapy import Spider
     from scrapy.utils.test import get_crawler
 
-    from adaptive_spider.scheduler import AdaptiveScheduler
+    from adaptive_spider.crawl.scheduler import AdaptiveScheduler
 
     settings = {"LOG_LEVEL": "ERROR", "TELNETCONSOLE_ENABLED": False, "REMOTE_CONTROL_ENABLED": False}
     if strategy == STOCK:
@@ -286,7 +286,7 @@ class ScaleRun:
         """What a crawl does when a released request's page arrives: the domain profile records
         the response (as DomainProfileMiddleware does); with ``reward``, the page is logged and
         its relevance is the decision's reward (as the RelevanceMiddleware does)."""
-        from adaptive_spider.state import domain_of
+        from adaptive_spider.crawl.state import domain_of
 
         domain = domain_of(request.url)
         self.state.domains.record_response(domain, 200, 0.01)
@@ -345,9 +345,9 @@ def component_split(strategy: str, n: int, domains: int, seed: int) -> dict:
     """CPU µs per URL of the parts of enqueuing and releasing, each timed alone on ``n`` links."""
     from scrapy.utils.request import fingerprint
 
-    from adaptive_spider import features as F
+    from adaptive_spider.frontier import features as F
     from adaptive_spider.frontier.store import PackedRequest
-    from adaptive_spider.linkpreview import LinkPreview
+    from adaptive_spider.relevance.linkpreview import LinkPreview
 
     source = LinkSource(domains=domains, seed=seed)
     scheduler, spider = build_scheduler(strategy, seed)

@@ -40,7 +40,7 @@ from urllib.parse import urljoin
 from adaptive_spider.demo.site import QUERY, DemoSite
 from adaptive_spider.demo.traps import TrapSite, serve, trap_of
 from adaptive_spider.frontier.journal import FrontierJournal, replay
-from adaptive_spider.scheduler import snapshot_items
+from adaptive_spider.crawl.scheduler import snapshot_items
 
 PROJECT = Path(__file__).resolve().parent.parent
 GUARDS_OFF = {
@@ -160,9 +160,9 @@ def overhead(rounds: int) -> None:
 def honest_links() -> None:
     import lxml.html  # noqa: PLC0415 (only this part needs it)
 
-    from adaptive_spider.canonical import UrlCanonicalizer  # noqa: PLC0415
-    from adaptive_spider.config import AdaptiveConfig  # noqa: PLC0415
-    from adaptive_spider.traps import TrapGuard  # noqa: PLC0415
+    from adaptive_spider.crawl.canonical import UrlCanonicalizer  # noqa: PLC0415
+    from adaptive_spider.settings.config import AdaptiveConfig  # noqa: PLC0415
+    from adaptive_spider.crawl.traps import TrapGuard  # noqa: PLC0415
     from benchmarks.webbench.web import MissingPackagesError, OfflineWeb  # noqa: PLC0415
 
     try:

@@ -29,10 +29,10 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.settings import Settings
 from scrapy.statscollectors import MemoryStatsCollector
 
-from adaptive_spider.downloadermiddlewares import DomainProfileMiddleware
-from adaptive_spider.scheduler import AdaptiveScheduler
-from adaptive_spider.spidermiddlewares import RelevanceMiddleware
-from adaptive_spider.state import CrawlState
+from adaptive_spider.crawl.downloadermiddlewares import DomainProfileMiddleware
+from adaptive_spider.crawl.scheduler import AdaptiveScheduler
+from adaptive_spider.crawl.spidermiddlewares import RelevanceMiddleware
+from adaptive_spider.crawl.state import CrawlState
 from benchmarks.focus import SHARED, Run, summarize
 from spiders.focused import FocusedSpider
 
@@ -69,7 +69,7 @@ class SimulatedCrawler:
 
 def simulated_crawl(web, topic: dict, settings_dict: dict, budget: int, concurrency: int = 16) -> Run:
     settings = Settings()
-    settings.setmodule("adaptive_spider.default_settings", priority="default")
+    settings.setmodule("adaptive_spider.settings.defaults", priority="default")
     settings.update(settings_dict, priority="cmdline")
     settings.set("ADAPTIVE_QUERY", topic["query"], "spider")
     settings.set("ADAPTIVE_KEYWORDS", topic.get("keywords", []), "spider")

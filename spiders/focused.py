@@ -18,12 +18,12 @@ from datetime import datetime, timezone
 
 import scrapy
 
-from adaptive_spider.config import ConfigError, parse_list
+from adaptive_spider.settings.config import ConfigError, parse_list
 from adaptive_spider.extract import Template
 from adaptive_spider.items import PageItem
-from adaptive_spider.links import extract_links
-from adaptive_spider.pagetext import is_html
-from adaptive_spider.state import CrawlState
+from adaptive_spider.relevance.links import extract_links
+from adaptive_spider.relevance.pagetext import is_html
+from adaptive_spider.crawl.state import CrawlState
 
 URL_SCHEMES = ("http://", "https://", "file://", "data:")
 

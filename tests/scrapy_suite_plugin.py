@@ -8,7 +8,7 @@ AdaptiveScheduler, with the ``bfs`` strategy as the default.
 import scrapy.core.scheduler
 import scrapy.settings.default_settings
 
-from adaptive_spider.scheduler import AdaptiveScheduler
+from adaptive_spider.crawl.scheduler import AdaptiveScheduler
 
 scrapy.settings.default_settings.ADAPTIVE_STRATEGY = "bfs"
 scrapy.core.scheduler.Scheduler = AdaptiveScheduler

@@ -2,7 +2,7 @@
 
 import pytest
 
-from adaptive_spider.config import AdaptiveConfig, ConfigError
+from adaptive_spider.settings.config import AdaptiveConfig, ConfigError
 
 
 def test_defaults_are_valid():

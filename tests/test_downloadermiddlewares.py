@@ -8,8 +8,8 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.utils.test import get_crawler
 from twisted.internet.error import DNSLookupError
 
-from adaptive_spider.downloadermiddlewares import DomainProfileMiddleware
-from adaptive_spider.state import CrawlState
+from adaptive_spider.crawl.downloadermiddlewares import DomainProfileMiddleware
+from adaptive_spider.crawl.state import CrawlState
 
 
 def middleware():

@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 from scrapy import Request
 
-from adaptive_spider import features as F
-from adaptive_spider.config import AdaptiveConfig
-from adaptive_spider.domains import DomainProfiles
+from adaptive_spider.frontier import features as F
+from adaptive_spider.settings.config import AdaptiveConfig
+from adaptive_spider.frontier.domains import DomainProfiles
 from adaptive_spider.frontier.frontier import Frontier
-from adaptive_spider.frontier.qnet import DoubleDQN, QNetwork
-from adaptive_spider.frontier.tree import LeafPartition
-from adaptive_spider.pagelog import PageLog
+from adaptive_spider.frontier.learn.qnet import DoubleDQN, QNetwork
+from adaptive_spider.frontier.learn.tree import LeafPartition
+from adaptive_spider.frontier.pagelog import PageLog
 
 
 def make_frontier(**settings):
@@ -314,7 +314,7 @@ def test_identical_events_give_identical_choices():
 
 
 def test_regression_tree_finds_the_planted_splits_within_its_budget():
-    from adaptive_spider.frontier.tree import RegressionTree
+    from adaptive_spider.frontier.learn.tree import RegressionTree
 
     rng = np.random.default_rng(1)
     X = rng.random((600, 11)).astype(np.float32)
@@ -335,7 +335,7 @@ def test_regression_tree_finds_the_planted_splits_within_its_budget():
 def test_regression_tree_partitions_like_scikit_learns():
     """The reference: scikit-learn's best-first tree with the same leaf budget."""
     sklearn_tree = pytest.importorskip("sklearn.tree")
-    from adaptive_spider.frontier.tree import RegressionTree
+    from adaptive_spider.frontier.learn.tree import RegressionTree
 
     rng = np.random.default_rng(2)
     for n in (100, 1000):

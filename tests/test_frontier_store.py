@@ -6,7 +6,7 @@ from scrapy import Request
 from scrapy.http import FormRequest
 
 from adaptive_spider.frontier.store import FrontierStore
-from adaptive_spider.frontier.tres import BestLeafPool, UniformLeafPool
+from adaptive_spider.frontier.strategies.tres import BestLeafPool, UniformLeafPool
 
 
 def callback(response):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scrapy import Request
 
-from adaptive_spider.linkvalue import (
+from adaptive_spider.sufficiency.linkvalues import (
     GAIN_KEY,
     LinkValues,
     domain_authority,
@@ -16,8 +16,8 @@ from adaptive_spider.linkvalue import (
     preview_terms,
     structure_authority,
 )
-from adaptive_spider.relevance import QueryTerms
-from adaptive_spider.sufficiency import SufficiencyEstimator
+from adaptive_spider.relevance.scoring import QueryTerms
+from adaptive_spider.sufficiency.estimator import SufficiencyEstimator
 
 
 def test_preview_terms_come_from_anchor_and_url_words():

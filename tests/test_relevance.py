@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from adaptive_spider.relevance import PageFields, QueryTerms, RelevanceScorer, light_stem, url_words
+from adaptive_spider.relevance.scoring import PageFields, QueryTerms, RelevanceScorer, light_stem, url_words
 
 
 @pytest.mark.parametrize(
@@ -92,8 +92,8 @@ def test_link_similarity_from_term_ids_equals_numpys_weighted_share_to_the_bit()
 
 
 def test_a_link_context_scores_as_the_scorer_scores_it_while_the_statistics_change():
-    from adaptive_spider.config import AdaptiveConfig
-    from adaptive_spider.state import CrawlState
+    from adaptive_spider.settings.config import AdaptiveConfig
+    from adaptive_spider.crawl.state import CrawlState
 
     state = CrawlState(AdaptiveConfig.from_settings({"ADAPTIVE_QUERY": "asyncio event loop"}))
     contexts = ["Event loop API", "Asyncio: tasks and the event loop", "Networking", "Event loop API"]

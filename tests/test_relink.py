@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from scrapy import Request
 
-from adaptive_spider.state import PARENT_KEY
+from adaptive_spider.crawl.state import PARENT_KEY
 from tests.test_scheduler import drain, make_scheduler
 
 QUERY = "regular expression operations"

@@ -11,7 +11,7 @@ import scrapy
 from scrapy.settings import Settings
 
 from adaptive_spider.demo.site import DemoSite, serve
-from adaptive_spider.report import CrawlReport, format_report
+from adaptive_spider.crawl.report import CrawlReport, format_report
 from tests.conftest import TEST_SETTINGS, crawl_test, run_crawl
 
 NO_RESPONSE = ("/hang.html", "/huge.html")  # a timeout and a cancelled body: exceptions, not responses

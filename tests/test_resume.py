@@ -23,7 +23,7 @@ from scrapy import Request
 from adaptive_spider.demo.site import QUERY, DemoSite
 from adaptive_spider.demo.traps import TrapSite, serve
 from adaptive_spider.frontier.journal import FrontierJournal, replay
-from adaptive_spider.scheduler import snapshot_items
+from adaptive_spider.crawl.scheduler import snapshot_items
 from tests.test_scheduler import make_scheduler as scheduler_on
 
 PROJECT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ from scrapy.utils.test import get_crawler
 
 from adaptive_spider.demo.site import QUERY, DemoSite
 from adaptive_spider.demo.traps import TrapSite, serve
-from adaptive_spider.duplicates import DuplicateContentPipeline, content_digest
+from adaptive_spider.crawl.duplicates import DuplicateContentPipeline, content_digest
 from spiders.focused import FocusedSpider
 from tests.conftest import crawl_test, project_settings, run_crawl
 

@@ -9,8 +9,8 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.dupefilters import BaseDupeFilter, RFPDupeFilter
 from scrapy.utils.test import get_crawler
 
-from adaptive_spider.scheduler import AdaptiveScheduler
-from adaptive_spider.state import DECISION_KEY, PARENT_KEY, CrawlState
+from adaptive_spider.crawl.scheduler import AdaptiveScheduler
+from adaptive_spider.crawl.state import DECISION_KEY, PARENT_KEY, CrawlState
 from tests.conftest import crawl_test
 
 URLS = ["http://foo.test/a", "http://foo.test/b", "http://foo.test/c"]
@@ -78,7 +78,7 @@ def test_plain_requests_get_defaults_and_an_explanation():
     request = scheduler.next_request()
     decision = request.meta[DECISION_KEY]
     assert decision["strategy"] == "tres" and "leaf" in decision and "score" in decision
-    features = dict(zip(__import__("adaptive_spider.features").features.FEATURE_NAMES, decision["features"]))
+    features = dict(zip(__import__("adaptive_spider.frontier.features", fromlist=["FEATURE_NAMES"]).FEATURE_NAMES, decision["features"]))
     assert features["depth"] == 0 and features["parent_score"] == 0
     assert features["anchor_similarity"] > 0  # the URL word matches the query
 
@@ -125,7 +125,7 @@ def test_child_requests_carry_their_parent_page():
     parent = state.pages.add(domain_id=state.domains.id_of("foo.test"), relevance=0.8)
     scheduler.enqueue_request(Request("http://foo.test/child", meta={PARENT_KEY: parent, "link_text": "Next"}))
     request = scheduler.next_request()
-    features = dict(zip(__import__("adaptive_spider.features").features.FEATURE_NAMES, request.meta[DECISION_KEY]["features"]))
+    features = dict(zip(__import__("adaptive_spider.frontier.features", fromlist=["FEATURE_NAMES"]).FEATURE_NAMES, request.meta[DECISION_KEY]["features"]))
     assert features["parent_score"] == pytest.approx(0.8)
 
 

@@ -10,8 +10,8 @@ import re
 import numpy as np
 import pytest
 
-from adaptive_spider.relevance import QueryTerms
-from adaptive_spider.sufficiency import (
+from adaptive_spider.relevance.scoring import QueryTerms
+from adaptive_spider.sufficiency.estimator import (
     PageText,
     SufficiencyEstimator,
     combine,
@@ -271,8 +271,8 @@ def test_the_crawls_term_counts_are_the_estimators_own():
     from scrapy.http import HtmlResponse
     from scrapy.utils.test import get_crawler
 
-    from adaptive_spider.state import CrawlState
-    from adaptive_spider.sufficiency import field_counts
+    from adaptive_spider.crawl.state import CrawlState
+    from adaptive_spider.sufficiency.estimator import field_counts
 
     crawler = get_crawler(Spider, {"ADAPTIVE_QUERY": "json encoding decoding", "ADAPTIVE_KEYWORDS": "serialize"})
     state = CrawlState.of(crawler)

@@ -20,8 +20,8 @@ from scrapy.crawler import CrawlerRunner
 
 from adaptive_spider.demo.site import DemoSite, serve
 from adaptive_spider.items import PageItem
-from adaptive_spider.state import CrawlState
-from adaptive_spider.sufficiency import evaluate_knowledge_base, read_knowledge_base
+from adaptive_spider.crawl.state import CrawlState
+from adaptive_spider.sufficiency.estimator import evaluate_knowledge_base, read_knowledge_base
 from spiders.focused import FocusedSpider
 from tests.conftest import CrawlResult, crawl_test, project_settings, run_crawl
 
@@ -168,7 +168,7 @@ async def test_crawl_without_relevant_content_closes_early(answer_site):
 
 @crawl_test
 async def test_report_next_to_the_feed_and_offline_recomputation(answer_site, tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="adaptive_spider.pipelines")
+    caplog.set_level(logging.INFO, logger="adaptive_spider.crawl.pipelines")
     site, url = answer_site
     feed = tmp_path / "kb.jsonl"
     settings = self_stopping(
@@ -176,7 +176,7 @@ async def test_report_next_to_the_feed_and_offline_recomputation(answer_site, tm
         ADAPTIVE_SUFFICIENCY_REPORT="auto", ADAPTIVE_SUFFICIENCY_LOG_INTERVAL=0.05,
     )
     result, trace = await traced_crawl(settings, query=QUERY, start_urls=url + "/")
-    progress = [r.getMessage() for r in caplog.records if r.name == "adaptive_spider.pipelines"]
+    progress = [r.getMessage() for r in caplog.records if r.name == "adaptive_spider.crawl.pipelines"]
     periodic = [line for line in progress if re.match(r"Sufficiency: \d+ pages \(\d+ relevant, harvest rate", line)]
     assert periodic and all("coverage" in line and "best frontier gain" in line for line in periodic)
     report = json.loads((tmp_path / "kb.sufficiency.json").read_text())

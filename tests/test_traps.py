@@ -10,11 +10,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from adaptive_spider.canonical import UrlCanonicalizer
-from adaptive_spider.config import AdaptiveConfig
+from adaptive_spider.crawl.canonical import UrlCanonicalizer
+from adaptive_spider.settings.config import AdaptiveConfig
 from adaptive_spider.demo.site import QUERY
 from adaptive_spider.demo.traps import TRAP_PREFIXES, TrapSite, serve, trap_of
-from adaptive_spider.traps import TrapGuard, calendar_family
+from adaptive_spider.crawl.traps import TrapGuard, calendar_family
 from spiders.focused import FocusedSpider
 from tests.conftest import TRAP_BUDGET as BUDGET
 from tests.conftest import crawl_test, project_settings, run_crawl
@@ -88,7 +88,7 @@ def test_guard_rules_and_family_limits():
 
 
 def test_guard_verdicts_stand_when_the_memo_forgets_them(monkeypatch):
-    import adaptive_spider.traps as traps
+    import adaptive_spider.crawl.traps as traps
 
     monkeypatch.setattr(traps, "VERDICT_MEMO_SIZE", 2)  # remembers the last two URLs only
     guard = TrapGuard(query_max_variants=2)

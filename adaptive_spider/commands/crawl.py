@@ -21,7 +21,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
 from scrapy.spiderloader import get_spider_loader
 
-from adaptive_spider.config import AdaptiveConfig, ConfigError
+from adaptive_spider.settings.config import AdaptiveConfig, ConfigError
 
 #: Scrapy settings checked at start: name -> (type, lowest value).
 NUMERIC_SETTINGS = {

@@ -21,8 +21,8 @@ import sys
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from adaptive_spider.config import AdaptiveConfig, parse_list
-from adaptive_spider.sufficiency import estimator_from_config, is_page_item, read_knowledge_base
+from adaptive_spider.settings.config import AdaptiveConfig, parse_list
+from adaptive_spider.sufficiency.estimator import estimator_from_config, is_page_item, read_knowledge_base
 
 
 def replay_stop(history, config) -> tuple[int | None, str | None]:

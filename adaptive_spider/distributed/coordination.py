@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from adaptive_spider.config import ConfigError
+from adaptive_spider.settings.config import ConfigError
 
 _HEARTBEAT = """
 local now = redis.call('TIME')

@@ -34,14 +34,14 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.defer import deferred_from_coro
 
-from adaptive_spider import features as F
-from adaptive_spider.config import ConfigError
+from adaptive_spider.frontier import features as F
+from adaptive_spider.settings.config import ConfigError
 from adaptive_spider.distributed.coordination import WorkerRegistry
 from adaptive_spider.distributed.queue import CrawlKeys, SharedQueue
 from adaptive_spider.distributed.sync import DomainProfileSync, ModelSync, TermStatisticsSync
 from adaptive_spider.frontier.frontier import link_context
-from adaptive_spider.scheduler import AdaptiveScheduler
-from adaptive_spider.state import PARENT_KEY, CrawlState, domain_of
+from adaptive_spider.crawl.scheduler import AdaptiveScheduler
+from adaptive_spider.crawl.state import PARENT_KEY, CrawlState, domain_of
 
 try:
     from redis.exceptions import RedisError

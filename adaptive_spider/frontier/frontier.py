@@ -16,12 +16,12 @@ from collections import Counter, deque
 
 import numpy as np
 
-from adaptive_spider import features as F
-from adaptive_spider.frontier.base import Choice, Strategy
-from adaptive_spider.frontier.baselines import BestFirst, BreadthFirst, DepthFirst, RandomOrder
-from adaptive_spider.frontier.linkgroups import LinkGroups
+from adaptive_spider.frontier import features as F
+from adaptive_spider.frontier.strategies.base import Choice, Strategy
+from adaptive_spider.frontier.strategies.baselines import BestFirst, BreadthFirst, DepthFirst, RandomOrder
+from adaptive_spider.frontier.strategies.linkgroups import LinkGroups
 from adaptive_spider.frontier.store import FrontierStore
-from adaptive_spider.frontier.tres import Tres
+from adaptive_spider.frontier.strategies.tres import Tres
 
 def link_context(request) -> str:
     """The context (headings, list label) a link was found under, if the spider said."""

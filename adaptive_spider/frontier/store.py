@@ -22,7 +22,7 @@ from types import MethodType
 import numpy as np
 from scrapy import Request
 
-from adaptive_spider.features import N_STATIC
+from adaptive_spider.frontier.features import N_STATIC
 
 # Request arguments kept when they differ from the constructor's defaults.
 _OPTIONAL_ARGUMENTS = ("method", "body", "cookies", "encoding", "priority", "dont_filter", "errback", "flags", "cb_kwargs")

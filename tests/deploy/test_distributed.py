@@ -18,16 +18,16 @@ from scrapy.exceptions import CloseSpider
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
-from adaptive_spider.config import ConfigError
+from adaptive_spider.settings.config import ConfigError
 from adaptive_spider.demo.site import QUERY, DemoSite, serve
 from adaptive_spider.distributed.coordination import WorkerRegistry
 from adaptive_spider.distributed.localredis import LocalRedis, free_port
 from adaptive_spider.distributed.queue import CrawlKeys, SharedQueue
 from adaptive_spider.distributed.scheduler import DistributedScheduler
 from adaptive_spider.distributed.sync import DomainProfileSync, ModelSync, TermStatisticsSync
-from adaptive_spider.domains import DomainProfiles
-from adaptive_spider.frontier.qnet import QNetwork
-from adaptive_spider.relevance import PageFields, QueryTerms, RelevanceScorer
+from adaptive_spider.frontier.domains import DomainProfiles
+from adaptive_spider.frontier.learn.qnet import QNetwork
+from adaptive_spider.relevance.scoring import PageFields, QueryTerms, RelevanceScorer
 from spiders.focused import FocusedSpider
 from tests.conftest import crawl_test, project_settings, run_crawl
 from tests.deploy.conftest import PROJECT, clean_env, read_jsonl

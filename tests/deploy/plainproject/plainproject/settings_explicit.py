@@ -4,20 +4,20 @@ adaptive_spider.addon.COMPONENTS)."""
 
 from plainproject.settings_plain import *  # noqa: F403
 
-SCHEDULER = "adaptive_spider.scheduler.AdaptiveScheduler"
-DOWNLOADER_MIDDLEWARES = {"adaptive_spider.downloadermiddlewares.DomainProfileMiddleware": 950}
+SCHEDULER = "adaptive_spider.crawl.scheduler.AdaptiveScheduler"
+DOWNLOADER_MIDDLEWARES = {"adaptive_spider.crawl.downloadermiddlewares.DomainProfileMiddleware": 950}
 SPIDER_MIDDLEWARES = {
-    "adaptive_spider.spidermiddlewares.RelevanceMiddleware": 800,
-    "adaptive_spider.canonical.CanonicalUrlMiddleware": 760,
-    "adaptive_spider.traps.TrapGuardMiddleware": 750,
+    "adaptive_spider.crawl.spidermiddlewares.RelevanceMiddleware": 800,
+    "adaptive_spider.crawl.canonical.CanonicalUrlMiddleware": 760,
+    "adaptive_spider.crawl.traps.TrapGuardMiddleware": 750,
 }
 ITEM_PIPELINES = {
-    "adaptive_spider.duplicates.DuplicateContentPipeline": 100,
-    "adaptive_spider.pipelines.SufficiencyPipeline": 900,
+    "adaptive_spider.crawl.duplicates.DuplicateContentPipeline": 100,
+    "adaptive_spider.crawl.pipelines.SufficiencyPipeline": 900,
 }
 EXTENSIONS = {
-    "adaptive_spider.crawldelay.RobotsCrawlDelay": 0,
-    "adaptive_spider.report.CrawlReport": 0,
+    "adaptive_spider.crawl.crawldelay.RobotsCrawlDelay": 0,
+    "adaptive_spider.crawl.report.CrawlReport": 0,
 }
 ADAPTIVE_QUERY = "astronomy telescopes planets and galaxies"
 ADAPTIVE_STRATEGY = "tres"

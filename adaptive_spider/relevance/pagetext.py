@@ -6,7 +6,7 @@ import hashlib
 
 from lxml import etree
 
-from adaptive_spider.relevance import PageFields
+from adaptive_spider.relevance.scoring import PageFields
 
 _NON_TEXT = ("script", "style", "noscript", "template")
 #: The text of an element, in C (a fraction of the cost of joining its itertext()).

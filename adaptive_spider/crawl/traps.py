@@ -37,7 +37,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from scrapy import Request
 
-from adaptive_spider.config import AdaptiveConfig
+from adaptive_spider.settings.config import AdaptiveConfig
 
 logger = logging.getLogger(__name__)
 

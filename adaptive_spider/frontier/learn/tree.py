@@ -17,7 +17,7 @@ import heapq
 
 import numpy as np
 
-from adaptive_spider.features import FEATURE_NAMES
+from adaptive_spider.frontier.features import FEATURE_NAMES
 
 
 class RegressionTree:

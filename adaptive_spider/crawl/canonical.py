@@ -27,7 +27,7 @@ from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from w3lib.url import url_query_cleaner
 
-from adaptive_spider.config import AdaptiveConfig
+from adaptive_spider.settings.config import AdaptiveConfig
 
 
 def _names_regex(patterns) -> re.Pattern | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict, deque
 
-from adaptive_spider.frontier.base import Choice, Strategy
+from adaptive_spider.frontier.strategies.base import Choice, Strategy
 
 
 class BreadthFirst(Strategy):

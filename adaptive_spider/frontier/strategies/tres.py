@@ -1,6 +1,6 @@
 """TRES: tree-based reward estimation for sampling, with a double-DQN scorer.
 
-A regression tree (:class:`~adaptive_spider.frontier.tree.LeafPartition`) splits
+A regression tree (:class:`~adaptive_spider.frontier.learn.tree.LeafPartition`) splits
 the frontier into leaves of links with alike rewards. Every round each leaf
 offers candidates (its best links by the learning-free prior, or uniform
 samples as in the TRES paper), a Q-network scores all candidates in one batched
@@ -20,10 +20,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from adaptive_spider.features import N_FEATURES
-from adaptive_spider.frontier.base import Choice, Strategy
-from adaptive_spider.frontier.qnet import DoubleDQN
-from adaptive_spider.frontier.tree import LeafPartition
+from adaptive_spider.frontier.features import N_FEATURES
+from adaptive_spider.frontier.strategies.base import Choice, Strategy
+from adaptive_spider.frontier.learn.qnet import DoubleDQN
+from adaptive_spider.frontier.learn.tree import LeafPartition
 
 
 class BestLeafPool:

@@ -19,7 +19,7 @@ import heapq
 from collections import defaultdict
 from urllib.parse import urlsplit
 
-from adaptive_spider.frontier.base import Choice, Strategy
+from adaptive_spider.frontier.strategies.base import Choice, Strategy
 
 
 def group_key(url: str, same_domain: bool) -> str:

@@ -45,7 +45,7 @@ from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from adaptive_spider.config import AdaptiveConfig
+from adaptive_spider.settings.config import AdaptiveConfig
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Each setting's description is its ``#:`` comment there, and its default is its
 value, so docs/settings.md cannot drift from the code (a test regenerates it):
 
-    python -m adaptive_spider.settings_table > docs/settings.md
+    python -m adaptive_spider.settings.docs > docs/settings.md
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from __future__ import annotations
 import ast
 import inspect
 
-from adaptive_spider import default_settings
+from adaptive_spider.settings import defaults as default_settings
 
 HEADER = """# Settings
 
 Every `ADAPTIVE_*` setting, its default and what it does (generated from
-`adaptive_spider/default_settings.py` by `python -m adaptive_spider.settings_table`).
+`adaptive_spider/settings/defaults.py` by `python -m adaptive_spider.settings.docs`).
 Set them like any Scrapy setting: in a project's `settings.py`, with `-s NAME=VALUE`,
 or in a settings profile. Sections follow the components they configure.
 """

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from adaptive_spider.relevance import log_norm
+from adaptive_spider.relevance.scoring import log_norm
 
 FEATURE_NAMES = (
     "depth",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from adaptive_spider.relevance import QueryTerms, url_words_of
+from adaptive_spider.relevance.scoring import QueryTerms, url_words_of
 
 
 class LinkPreview:

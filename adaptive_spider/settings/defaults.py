@@ -4,7 +4,7 @@ This module is the one place where defaults live, as Scrapy's own
 ``scrapy.settings.default_settings`` is for Scrapy's settings. The add-on
 (:class:`adaptive_spider.addon.AdaptiveAddon`) registers them with
 ``addon`` priority, so a project's ``settings.py``, ``-s`` on the command line
-and spider arguments all override them. :mod:`adaptive_spider.config` reads and
+and spider arguments all override them. :mod:`adaptive_spider.settings.config` reads and
 validates them once per crawl.
 """
 
@@ -165,7 +165,7 @@ ADAPTIVE_ROBOTSTXT_CRAWL_DELAY_MAX = 30
 ADAPTIVE_REPORT = True
 #: Also write the report as JSON to this file ("": no file).
 ADAPTIVE_REPORT_FILE = ""
-# --- sufficiency: when the crawl knows enough (adaptive_spider.sufficiency, .linkvalue, .pipelines) ---
+# --- sufficiency: when the crawl knows enough (adaptive_spider.sufficiency.estimator, .linkvalue, .pipelines) ---
 #: How the knowledge base is judged: "statistical" (query-term evidence; no model).
 ADAPTIVE_SUFFICIENCY_STRATEGY = "statistical"
 #: D: pages' worth of evidence at which a query term counts as covered.

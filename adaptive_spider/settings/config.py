@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
-from adaptive_spider import default_settings
+from adaptive_spider.settings import defaults as default_settings
 
 STRATEGIES = ("tres", "linkgroups", "bestfirst", "bfs", "dfs", "random")
 LEAF_SAMPLING = ("best", "uniform")
@@ -116,7 +116,7 @@ class AdaptiveConfig:
     """Validated values of every ``ADAPTIVE_*`` setting of one crawl.
 
     Build it with :meth:`from_settings`; the defaults live in
-    :mod:`adaptive_spider.default_settings` only.
+    :mod:`adaptive_spider.settings.defaults` only.
     """
 
     query: str
@@ -182,7 +182,7 @@ class AdaptiveConfig:
     robotstxt_crawl_delay_max: float
     report: bool
     report_file: str
-    # -- sufficiency (adaptive_spider.sufficiency, .linkvalue, .pipelines) --
+    # -- sufficiency (adaptive_spider.sufficiency.estimator, .linkvalue, .pipelines) --
     sufficiency_strategy: str = "statistical"
     sufficiency_evidence: float = 2.0
     sufficiency_subsets: int = 32
@@ -415,7 +415,7 @@ STOP_CRITERIA = ("sufficient", "plateau", "no_promising_links")
 
 def _read_sufficiency(settings) -> dict[str, Any]:
     """The validated sufficiency, link value and stop settings."""
-    from adaptive_spider.sufficiency import COMBINATIONS, COMPONENTS, STRATEGIES
+    from adaptive_spider.sufficiency.estimator import COMBINATIONS, COMPONENTS, STRATEGIES
 
     n = _number
     weights = parse_mapping(_get(settings, "ADAPTIVE_SUFFICIENCY_WEIGHTS"), "ADAPTIVE_SUFFICIENCY_WEIGHTS")

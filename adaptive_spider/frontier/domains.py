@@ -1,6 +1,6 @@
 """Domain profiles: what the crawl has learned about each domain so far.
 
-:class:`DomainProfileMiddleware <adaptive_spider.downloadermiddlewares.DomainProfileMiddleware>`
+:class:`DomainProfileMiddleware <adaptive_spider.crawl.downloadermiddlewares.DomainProfileMiddleware>`
 records latencies, status codes and failures (exceptions and error statuses);
 the relevance middleware records
 page relevance. The frontier reads the profiles as features of every queued URL
@@ -15,7 +15,7 @@ from statistics import median
 
 import numpy as np
 
-from adaptive_spider.relevance import log_norm
+from adaptive_spider.relevance.scoring import log_norm
 
 #: Latencies kept per domain for the median.
 LATENCY_WINDOW = 64

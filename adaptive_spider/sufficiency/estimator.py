@@ -1,7 +1,7 @@
 """Information sufficiency: does what the crawl fetched answer the query?
 
 A crawl's *knowledge base* K is the pages it fetched; the query Q is the
-weighted terms of :class:`~adaptive_spider.relevance.QueryTerms` (the same
+weighted terms of :class:`~adaptive_spider.relevance.scoring.QueryTerms` (the same
 terms the crawl's relevance scorer uses, so relevance and sufficiency agree on
 what the query is). :class:`SufficiencyEstimator` keeps the statistics of K
 incrementally, one :meth:`~SufficiencyEstimator.update` per page, and
@@ -60,8 +60,8 @@ from typing import Any
 
 import numpy as np
 
-from adaptive_spider import default_settings
-from adaptive_spider.relevance import QueryTerms, url_words
+from adaptive_spider.settings import defaults as default_settings
+from adaptive_spider.relevance.scoring import QueryTerms, url_words
 
 FIELDS = ("title", "headings", "body", "url")
 DEFAULT_FIELD_WEIGHTS = default_settings.ADAPTIVE_RELEVANCE_FIELD_WEIGHTS
@@ -476,7 +476,7 @@ class SufficiencyEstimator:
         Coverage, Consistency and a version that changes when they move."""
         key = (self.version, self.n_pages)
         if self._view_cache is None or self._view_cache[0] != key:
-            from adaptive_spider.linkvalue import KnowledgeView
+            from adaptive_spider.sufficiency.linkvalues import KnowledgeView
 
             importance, covered, cov = self._importance()
             self._view_cache = (key, KnowledgeView(importance, covered, cov, self.metrics().consistency, self.version))
@@ -614,7 +614,7 @@ def evaluate_knowledge_base(
 
 # -- the crawl's side ----------------------------------------------------------------------------
 def estimator_from_config(config, terms: QueryTerms | None = None) -> SufficiencyEstimator:
-    """An estimator with the parameters of an :class:`~adaptive_spider.config.AdaptiveConfig`
+    """An estimator with the parameters of an :class:`~adaptive_spider.settings.config.AdaptiveConfig`
     (query terms from the config's query and keywords unless given)."""
     if terms is None:
         terms = QueryTerms(config.query, config.keywords, config.keyword_weight)
@@ -648,9 +648,9 @@ class KnowledgeState:
 
     @classmethod
     def from_config(cls, config, terms: QueryTerms, domains=None) -> KnowledgeState:
-        """Built from an :class:`~adaptive_spider.config.AdaptiveConfig` and the crawl's
+        """Built from an :class:`~adaptive_spider.settings.config.AdaptiveConfig` and the crawl's
         query terms and domain profiles."""
-        from adaptive_spider.linkvalue import LinkValues
+        from adaptive_spider.sufficiency.linkvalues import LinkValues
 
         estimator = estimator_from_config(config, terms)
 

@@ -1,7 +1,7 @@
 """RelevanceMiddleware: every page's relevance, and the context of every link.
 
 Before a response reaches the spider, the middleware scores the page against
-the query (:meth:`CrawlState.analyze <adaptive_spider.state.CrawlState.analyze>`);
+the query (:meth:`CrawlState.analyze <adaptive_spider.crawl.state.CrawlState.analyze>`);
 that score is the reward of the request that fetched it. On the way out, it
 gives every request the spider yields the context the frontier needs: the page
 it was found on (``request.meta["adaptive_parent"]``) and, when the spider did
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from scrapy import Request
 
-from adaptive_spider.pagetext import is_html
-from adaptive_spider.state import PARENT_KEY, CrawlState
+from adaptive_spider.relevance.pagetext import is_html
+from adaptive_spider.crawl.state import PARENT_KEY, CrawlState
 
 
 class RelevanceMiddleware:

@@ -1,7 +1,7 @@
 """Item pipelines of a focused crawl.
 
 :class:`SufficiencyPipeline` feeds every page item into the crawl's knowledge
-base statistics (:mod:`adaptive_spider.sufficiency`) and stops the crawl when it
+base statistics (:mod:`adaptive_spider.sufficiency.estimator`) and stops the crawl when it
 knows enough, each criterion with its own ``finish_reason``:
 
 - ``sufficient``: IS(K, Q) >= ``ADAPTIVE_STOP_THRESHOLD``;
@@ -12,7 +12,7 @@ knows enough, each criterion with its own ``finish_reason``:
   crawl still searching for the query's region does not stop on a plateau
   (without link values, every page counts);
 - ``no_promising_links``: the best expected gain of a queued, ready or
-  in-flight link (:mod:`adaptive_spider.linkvalue`) stayed below
+  in-flight link (:mod:`adaptive_spider.sufficiency.linkvalues`) stayed below
   ``ADAPTIVE_STOP_MIN_GAIN`` for ``ADAPTIVE_STOP_PATIENCE`` pages in a row.
 
 None fires before ``ADAPTIVE_STOP_MIN_PAGES`` pages; ``ADAPTIVE_STOP_CRITERIA``
@@ -44,8 +44,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.defer import deferred_from_coro
 
-from adaptive_spider.state import CrawlState
-from adaptive_spider.sufficiency import PageText, is_page_item
+from adaptive_spider.crawl.state import CrawlState
+from adaptive_spider.sufficiency.estimator import PageText, is_page_item
 
 logger = logging.getLogger(__name__)
 

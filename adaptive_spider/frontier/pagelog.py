@@ -7,7 +7,7 @@ was, for the Q-network's targets.
 
 It also keeps the relevance of the pages fetched from each *sibling group*: the
 links of one parent page under one context (the same headings and list label,
-see :mod:`adaptive_spider.links`). Their mean is the ``sibling_score`` of the
+see :mod:`adaptive_spider.relevance.links`). Their mean is the ``sibling_score`` of the
 group's links still queued. Grouping by context rather than by page alone keeps
 a hub's unrelated sections apart: on an index page, the links beside relevant
 ones ("The model layer") score high, the links of other sections do not.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from adaptive_spider.features import N_STATIC
+from adaptive_spider.frontier.features import N_STATIC
 
 
 class PageLog:

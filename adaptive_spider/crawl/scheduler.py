@@ -31,9 +31,9 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy.utils.request import request_from_dict
 
-from adaptive_spider import features as F
-from adaptive_spider.config import AdaptiveConfig
-from adaptive_spider.frontier.base import link_prior
+from adaptive_spider.frontier import features as F
+from adaptive_spider.settings.config import AdaptiveConfig
+from adaptive_spider.frontier.strategies.base import link_prior
 from adaptive_spider.frontier.frontier import Frontier, link_context
 from adaptive_spider.frontier.journal import (
     ADD,
@@ -44,9 +44,9 @@ from adaptive_spider.frontier.journal import (
     replay,
     requests_in_progress,
 )
-from adaptive_spider.linkpreview import LinkPreview
-from adaptive_spider.linkvalue import GAIN_KEY
-from adaptive_spider.state import DECISION_KEY, PARENT_KEY, CrawlState, request_domain
+from adaptive_spider.relevance.linkpreview import LinkPreview
+from adaptive_spider.sufficiency.linkvalues import GAIN_KEY
+from adaptive_spider.crawl.state import DECISION_KEY, PARENT_KEY, CrawlState, request_domain
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -283,7 +283,7 @@ class AdaptiveScheduler(BaseScheduler):
         in_progress = requests_in_progress(self.crawler)
         return len(in_progress) if in_progress is not None else 0
 
-    # -- sufficiency: keep the link values (adaptive_spider.linkvalue) in step with the frontier --
+    # -- sufficiency: keep the link values (adaptive_spider.sufficiency.linkvalues) in step with the frontier --
     def _track_link_values(self) -> None:
         """Let the link values see entries the frontier drops, and value what JOBDIR restored."""
         links = self.state.knowledge.links

@@ -15,7 +15,7 @@ from __future__ import annotations
 from scrapy.exceptions import IgnoreRequest
 from twisted.internet.error import DNSLookupError
 
-from adaptive_spider.state import CrawlState, domain_of, request_domain
+from adaptive_spider.crawl.state import CrawlState, domain_of, request_domain
 
 
 class DomainProfileMiddleware:

@@ -27,7 +27,7 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem
 from scrapy.utils.job import job_dir
 
-from adaptive_spider.config import AdaptiveConfig
+from adaptive_spider.settings.config import AdaptiveConfig
 
 logger = logging.getLogger(__name__)
 

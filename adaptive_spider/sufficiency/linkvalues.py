@@ -3,7 +3,7 @@
     ExpectedGain(l) = Relevance(l, Q) x Novelty(l, K) x Authority(l)
 
 - ``Relevance(l, Q) = sim + (1 - sim) * lambda * r(parent)``: ``sim`` is the
-  importance ``v(t)`` (see :mod:`adaptive_spider.sufficiency`) of the query terms
+  importance ``v(t)`` (see :mod:`adaptive_spider.sufficiency.estimator`) of the query terms
   in the link's *preview* (anchor text and URL words), summed; a link on a
   relevant page is worth something even when its words say nothing (topical
   locality, ``lambda``: ``parent_weight``);
@@ -40,8 +40,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from adaptive_spider.features import path_depth
-from adaptive_spider.relevance import QueryTerms, url_words
+from adaptive_spider.frontier.features import path_depth
+from adaptive_spider.relevance.scoring import QueryTerms, url_words
 
 #: request.meta key with a request's expected gain when it left the frontier.
 GAIN_KEY = "adaptive_gain"
@@ -316,7 +316,7 @@ class LinkValues:
         self, entry: int, anchor: str, url: str, parent_relevance: float, domain_id: int | None = None, preview=None
     ) -> None:
         """A link joined the frontier as ``entry``. ``preview``: the link's
-        :class:`~adaptive_spider.linkpreview.LinkPreview`, if the caller has it (saves parsing the URL).
+        :class:`~adaptive_spider.relevance.linkpreview.LinkPreview`, if the caller has it (saves parsing the URL).
 
         Its gain is computed when the best link is next asked for, with the other
         links queued since, in one vectorised pass: a crawl that never asks (no

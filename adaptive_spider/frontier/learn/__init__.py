@@ -1,0 +1,1 @@
+"""What TRES learns with: the regression tree over link features and the Q-network."""

@@ -1,0 +1,1 @@
+"""Frontier orders behind ``ADAPTIVE_STRATEGY``: TRES, link groups and the baselines."""

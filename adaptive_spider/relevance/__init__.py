@@ -1,0 +1,1 @@
+"""How well a page or a link matches the query: page text, links with their context, scores."""
