@@ -20,9 +20,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 TOPICS = {
-    "astronomy": "telescope planet galaxy orbit star nebula comet asteroid observatory astronomy lens moon solar eclipse",
+    "astronomy": (
+        "telescope planet galaxy orbit star nebula comet asteroid observatory astronomy lens moon solar eclipse"
+    ),
     "cooking": "recipe oven flour butter sauce garlic roast simmer spice dough kitchen pan onion bake",
     "finance": "stock bond market interest dividend portfolio inflation bank loan credit equity fund tax",
     "gardening": "soil compost seed prune tomato flower garden water shrub mulch harvest bloom leaf root",
@@ -46,7 +49,7 @@ class DemoSite:
     #: Extra responses (path -> (status, content type, body)), for tests of odd pages.
     extra: dict[str, tuple[int, str, bytes]] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
         self._build()
 
@@ -79,7 +82,10 @@ class DemoSite:
         self.pages["/more/"] = self._page(
             "More sections",
             [self._sentence(None) for _ in range(3)],
-            [(f"/{self.relevant_topic}/", "Space and telescopes"), *[(f"/{t}/hub-0.html", f"Browse {t}") for t in other]],
+            [
+                (f"/{self.relevant_topic}/", "Space and telescopes"),
+                *[(f"/{t}/hub-0.html", f"Browse {t}") for t in other],
+            ],
         )
         for topic in topics:
             self._build_topic(topic, other)
@@ -99,7 +105,7 @@ class DemoSite:
                 neighbours = [(articles[(a + k) % len(articles)], f"Read more {k}") for k in (1, 2, 5)]
                 paragraphs = [self._sentence(topic, 20) for _ in range(6)]
                 title = f"{topic.capitalize()} notes {h}-{a}" if relevant else f"Notes {h}-{a}"
-                self.pages[path] = self._page(title, paragraphs, neighbours + [(f"/{topic}/", "Back")])
+                self.pages[path] = self._page(title, paragraphs, [*neighbours, (f"/{topic}/", "Back")])
                 if relevant:
                     self.relevant.add(path)
 
@@ -109,9 +115,9 @@ class _Handler(BaseHTTPRequestHandler):
     #: Seconds each response waits (a slow web, where parallel workers pay off).
     latency: float = 0.0
     #: When a list, the path of every request is appended to it (who fetched what, in order).
-    request_log: list | None = None
+    request_log: list[str] | None = None
 
-    def do_GET(self):  # noqa: N802 (http.server's naming)
+    def do_GET(self) -> None:  # the name http.server calls
         path = self.path.split("?", 1)[0]
         if self.request_log is not None:
             self.request_log.append(path)
@@ -134,7 +140,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, *args):
+    def log_message(self, *args: Any) -> None:
         pass
 
 
@@ -145,7 +151,14 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128
 
 
-def serve(site: DemoSite, host: str = "127.0.0.1", port: int = 0, *, latency: float = 0.0, request_log: list | None = None):
+def serve(
+    site: DemoSite,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    latency: float = 0.0,
+    request_log: list[str] | None = None,
+) -> tuple[ThreadingHTTPServer, str]:
     """Serve the site in a background thread; returns ``(server, base_url)``.
 
     ``latency`` delays every response by that many seconds; ``request_log``, a
@@ -156,7 +169,9 @@ def serve(site: DemoSite, host: str = "127.0.0.1", port: int = 0, *, latency: fl
     return start_server(handler, host, port)
 
 
-def start_server(handler, host: str = "127.0.0.1", port: int = 0):
+def start_server(
+    handler: type[BaseHTTPRequestHandler], host: str = "127.0.0.1", port: int = 0
+) -> tuple[ThreadingHTTPServer, str]:
     """Serve an ``http.server`` request handler class in a background thread;
     returns ``(server, base_url)``."""
     server = _Server((host, port), handler)
@@ -164,7 +179,7 @@ def start_server(handler, host: str = "127.0.0.1", port: int = 0):
     return server, f"http://{host}:{server.server_address[1]}/"
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
@@ -177,7 +192,7 @@ def main(argv=None) -> None:
     wait_for_interrupt(server)
 
 
-def wait_for_interrupt(server) -> None:
+def wait_for_interrupt(server: ThreadingHTTPServer) -> None:
     """Keep a background server running until Ctrl-C."""
     try:
         threading.Event().wait()

@@ -1,6 +1,6 @@
 """What a demo crawl found: a short summary of its feed and crawl report.
 
-    python -m adaptive_spider.demo.summary pages.jsonl report.json --site-url http://127.0.0.1:8000/
+python -m adaptive_spider.demo.summary pages.jsonl report.json --site-url http://127.0.0.1:8000/
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def _links(html: str) -> list[str]:
     return [part.split('"', 1)[0] for part in html.split('href="')[1:]]
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pages", help="the crawl's JSON lines feed")
     parser.add_argument("report", help="the crawl report (ADAPTIVE_REPORT_FILE)")

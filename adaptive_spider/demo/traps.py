@@ -34,7 +34,9 @@ import html
 import random
 import threading
 import time
-from http.server import BaseHTTPRequestHandler
+from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from adaptive_spider.demo.site import QUERY, DemoSite, start_server, wait_for_interrupt
@@ -68,6 +70,10 @@ SHOP_ITEMS = 5
 CALENDAR_START = dt.date(2024, 5, 1)
 
 
+# A response: status, headers, body, delay in seconds.
+Reply = tuple[int, dict[str, str], bytes, float]
+
+
 def trap_of(path: str) -> str | None:
     """The trap a request path belongs to (None: the honest site, or robots.txt)."""
     for prefix, name in TRAP_PREFIXES:
@@ -76,7 +82,7 @@ def trap_of(path: str) -> str | None:
     return None
 
 
-def _page(title: str, body: str, links: list[tuple[str, str]] = ()) -> str:
+def _page(title: str, body: str, links: Sequence[tuple[str, str]] = ()) -> str:
     items = "".join(f'<li><a href="{html.escape(href)}">{html.escape(text)}</a></li>' for href, text in links)
     return (
         f"<!DOCTYPE html><html><head><title>{html.escape(title)}</title></head>"
@@ -103,8 +109,18 @@ class TrapSite:
         The ``Crawl-delay`` robots.txt asks for (0: none).
     """
 
-    def __init__(self, site: DemoSite | None = None, *, traps=True, page_delay=0.0, slow_seconds=1.0,
-                 hang_seconds=30.0, huge_bytes=2 * 1024 * 1024, crawl_delay=0.01, seed=0):
+    def __init__(
+        self,
+        site: DemoSite | None = None,
+        *,
+        traps: bool = True,
+        page_delay: float = 0.0,
+        slow_seconds: float = 1.0,
+        hang_seconds: float = 30.0,
+        huge_bytes: int = 2 * 1024 * 1024,
+        crawl_delay: float = 0.01,
+        seed: int = 0,
+    ) -> None:
         self.site = site or DemoSite(seed=seed, hubs_per_topic=2, articles_per_hub=10)
         self.traps = traps
         self.page_delay = page_delay
@@ -132,22 +148,39 @@ class TrapSite:
 
     def _trap_links(self) -> str:
         links = [
-            ("/loop/a", "Loop"), ("/chain/0", "Chain"), ("/calendar/2024/05/", "Calendar"),
-            ("/events?date=2024-05-01", "Events"), ("/deep/", "Deep"), ("/tree/1/", "Tree"),
-            ("/shop/;jsessionid=A1B2C3", "Shop"), ("/gone", "Gone"), ("/forbidden", "Forbidden"),
-            ("/error", "Error"), ("/unavailable", "Unavailable"), ("/slow.html", "Slow"),
-            ("/hang.html", "Hang"), ("/huge.html", "Huge"), ("/binary.html", "Binary"),
-            ("/malformed.html", "Malformed"), ("/latin1.html", "Latin-1"), ("/mislabelled.html", "Mislabelled"),
-            ("/shift-jis.html", "Shift-JIS"), ("/private/secret-1.html", "Secret 1"),
-            ("/private/secret-2.html", "Secret 2"), ("/astronomy/?print=1", "Print"),
-            ("/astronomy/index.html", "Astronomy index"), ("/cooking/index.html", "Cooking index"),
+            ("/loop/a", "Loop"),
+            ("/chain/0", "Chain"),
+            ("/calendar/2024/05/", "Calendar"),
+            ("/events?date=2024-05-01", "Events"),
+            ("/deep/", "Deep"),
+            ("/tree/1/", "Tree"),
+            ("/shop/;jsessionid=A1B2C3", "Shop"),
+            ("/gone", "Gone"),
+            ("/forbidden", "Forbidden"),
+            ("/error", "Error"),
+            ("/unavailable", "Unavailable"),
+            ("/slow.html", "Slow"),
+            ("/hang.html", "Hang"),
+            ("/huge.html", "Huge"),
+            ("/binary.html", "Binary"),
+            ("/malformed.html", "Malformed"),
+            ("/latin1.html", "Latin-1"),
+            ("/mislabelled.html", "Mislabelled"),
+            ("/shift-jis.html", "Shift-JIS"),
+            ("/private/secret-1.html", "Secret 1"),
+            ("/private/secret-2.html", "Secret 2"),
+            ("/astronomy/?print=1", "Print"),
+            ("/astronomy/index.html", "Astronomy index"),
+            ("/cooking/index.html", "Cooking index"),
             ("/astronomy/?utm_source=mail&utm_medium=email#top", "Tracked"),
-            ("/cooking/#recipes", "Fragment"), ("javascript:void(0)", "Script"), ("mailto:info@example.org", "Mail"),
+            ("/cooking/#recipes", "Fragment"),
+            ("javascript:void(0)", "Script"),
+            ("mailto:info@example.org", "Mail"),
             ("tel:+15550100", "Phone"),
         ]
         return "<ul>" + "".join(f'<li><a href="{html.escape(h)}">{html.escape(t)}</a></li>' for h, t in links) + "</ul>"
 
-    def respond(self, target: str) -> tuple[int, dict[str, str], bytes, float]:
+    def respond(self, target: str) -> Reply:
         """Status, headers, body and delay (seconds) for a request target."""
         parts = urlsplit(target)
         path = parts.path.split(";", 1)[0]
@@ -164,14 +197,15 @@ class TrapSite:
                 return answer
         return 404, {"Content-Type": "text/html"}, b"<html><body>Not found</body></html>", self.page_delay
 
-    def _html(self, text: str, status: int = 200, delay: float | None = None, charset: str = "utf-8"):
+    def _html(self, text: str, status: int = 200, delay: float | None = None, charset: str = "utf-8") -> Reply:
         body = text.encode(charset, "replace")
-        return status, {"Content-Type": f"text/html; charset={charset}"}, body, self.page_delay if delay is None else delay
+        headers = {"Content-Type": f"text/html; charset={charset}"}
+        return status, headers, body, self.page_delay if delay is None else delay
 
-    def _redirect(self, location: str):
+    def _redirect(self, location: str) -> Reply:
         return 302, {"Location": location, "Content-Type": "text/html"}, b"", self.page_delay
 
-    def _trap(self, path: str, query: dict):
+    def _trap(self, path: str, query: dict[str, list[str]]) -> Reply | None:
         if path in ("/loop/a", "/loop/b"):
             return self._redirect("/loop/b" if path.endswith("a") else "/loop/a")
         if path.startswith("/chain/") and path[7:].isdigit():
@@ -202,52 +236,68 @@ class TrapSite:
         if path == "/binary.html":
             return 200, {"Content-Type": "text/html"}, bytes(range(256)) * 64, self.page_delay
         if path == "/malformed.html":
-            body = b"<html><head><title>Broken</title><body><div><p>unclosed <a href='/music/'>music<table><tr><td>\x00</b></i>"
-            return 200, {"Content-Type": "text/html"}, body, self.page_delay
+            broken = (
+                b"<html><head><title>Broken</title><body><div><p>unclosed "
+                b"<a href='/music/'>music<table><tr><td>\x00</b></i>"
+            )
+            return 200, {"Content-Type": "text/html"}, broken, self.page_delay
         if path == "/latin1.html":
-            return self._html(_page("Caf\xe9 des \xe9toiles", "Observatoire \xe0 Paris, t\xe9lescope."), charset="iso-8859-1")
+            latin1 = _page("Caf\xe9 des \xe9toiles", "Observatoire \xe0 Paris, t\xe9lescope.")
+            return self._html(latin1, charset="iso-8859-1")
         if path == "/mislabelled.html":
-            body = _page("Mislabelled", "na\xefve caf\xe9 \u2019quotes\u2019").encode("cp1252", "replace") + b"\xff\xfe\x81"
-            return 200, {"Content-Type": "text/html; charset=utf-8"}, body, self.page_delay
+            mislabelled = _page("Mislabelled", "na\xefve caf\xe9 \u2019quotes\u2019").encode("cp1252", "replace")
+            mislabelled += b"\xff\xfe\x81"
+            return 200, {"Content-Type": "text/html; charset=utf-8"}, mislabelled, self.page_delay
         if path == "/shift-jis.html":
-            return 200, {"Content-Type": "text/html"}, _page("天文学", "望遠鏡と銀河").encode("shift_jis"), self.page_delay
+            shift_jis = _page("天文学", "望遠鏡と銀河").encode("shift_jis")
+            return 200, {"Content-Type": "text/html"}, shift_jis, self.page_delay
         if path.startswith("/private/"):
             return self._html(_page("Secret", "Robots.txt forbids this page."))
         if path.endswith("/index.html") and path[: -len("index.html")] in self.site.pages:
             return self._html(self.site.pages[path[: -len("index.html")]])  # the same page again
         return None
 
-    def _calendar(self, path: str):
+    def _calendar(self, path: str) -> Reply | None:
         parts = [int(p) for p in path.split("/")[2:] if p.isdigit()]
         if len(parts) == 2:
             year, month = parts
             prev_month = dt.date(year, month, 1) - dt.timedelta(days=1)
             next_month = dt.date(year, month, 28) + dt.timedelta(days=4)
-            links = [(f"/calendar/{prev_month.year}/{prev_month.month:02d}/", "Previous month"),
-                     (f"/calendar/{next_month.year}/{next_month.month:02d}/", "Next month")]
+            links = [
+                (f"/calendar/{prev_month.year}/{prev_month.month:02d}/", "Previous month"),
+                (f"/calendar/{next_month.year}/{next_month.month:02d}/", "Next month"),
+            ]
             links += [(f"/calendar/{year}/{month:02d}/{day:02d}/", f"Day {day}") for day in (1, 2, 3)]
             return self._html(_page(f"Calendar {year}-{month:02d}", "Nothing happens this month.", links))
         if len(parts) == 3:
             day = dt.date(*parts)
-            links = [(f"/calendar/{d.year}/{d.month:02d}/{d.day:02d}/", label)
-                     for d, label in ((day - dt.timedelta(days=1), "Previous day"), (day + dt.timedelta(days=1), "Next day"))]
+            days = ((day - dt.timedelta(days=1), "Previous day"), (day + dt.timedelta(days=1), "Next day"))
+            links = [(f"/calendar/{d.year}/{d.month:02d}/{d.day:02d}/", label) for d, label in days]
             return self._html(_page(f"Calendar {day.isoformat()}", "Nothing happens today.", links))
         return None
 
-    def _events(self, date: str):
+    def _events(self, date: str) -> Reply:
         try:
             day = dt.date.fromisoformat(date)
         except ValueError:
             day = CALENDAR_START
-        links = [(f"/events?date={d.isoformat()}", label)
-                 for d, label in ((day - dt.timedelta(days=1), "Previous"), (day + dt.timedelta(days=1), "Next"))]
+        links = [
+            (f"/events?date={d.isoformat()}", label)
+            for d, label in ((day - dt.timedelta(days=1), "Previous"), (day + dt.timedelta(days=1), "Next"))
+        ]
         return self._html(_page(f"Events on {day.isoformat()}", "No events.", links))
 
-    def _shop(self, path: str):
+    def _shop(self, path: str) -> Reply:
         with self._lock:
             sessions = [f"{self.rng.getrandbits(48):012x}" for _ in range(SHOP_ITEMS + 1)]
-        links = [(f"/shop/item-{i}.html;jsessionid={sessions[i]}?sid={sessions[i]}&utm_source=shop&utm_campaign=c{i}#reviews",
-                  f"Item {i}") for i in range(SHOP_ITEMS)]
+        links = [
+            (
+                f"/shop/item-{i}.html;jsessionid={sessions[i]}?sid={sessions[i]}"
+                f"&utm_source=shop&utm_campaign=c{i}#reviews",
+                f"Item {i}",
+            )
+            for i in range(SHOP_ITEMS)
+        ]
         links.append((f"/shop/?PHPSESSID={sessions[-1]}", "Shop home"))
         return self._html(_page(f"Shop {path}", "Things to buy.", links))
 
@@ -265,7 +315,7 @@ class TrapSite:
 class _Handler(BaseHTTPRequestHandler):
     trap_site: TrapSite
 
-    def do_GET(self):  # noqa: N802 (http.server's naming)
+    def do_GET(self) -> None:  # the name http.server calls
         self.trap_site.record(self.path)
         status, headers, body, delay = self.trap_site.respond(self.path)
         if delay:
@@ -280,11 +330,11 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout or DOWNLOAD_MAXSIZE)
 
-    def log_message(self, *args):
+    def log_message(self, *args: Any) -> None:
         pass
 
 
-def serve(site: TrapSite, host: str = "127.0.0.1", port: int = 0):
+def serve(site: TrapSite, host: str = "127.0.0.1", port: int = 0) -> tuple[ThreadingHTTPServer, str]:
     """Serve the site in a background thread; returns ``(server, base_url)``.
 
     Stop it with ``server.shutdown()``.
@@ -292,7 +342,7 @@ def serve(site: TrapSite, host: str = "127.0.0.1", port: int = 0):
     return start_server(type("TrapHandler", (_Handler,), {"trap_site": site}), host, port)
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Serve the trap site on 127.0.0.1.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8001)

@@ -11,8 +11,14 @@ worker to stop the crawl says why, the others read it and follow.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any, cast
 
 from adaptive_spider.settings.config import ConfigError
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+    from adaptive_spider.distributed.queue import CrawlKeys
 
 _HEARTBEAT = """
 local now = redis.call('TIME')
@@ -68,7 +74,7 @@ class WorkerRegistry:
         Seconds without a heartbeat after which a worker counts as gone.
     """
 
-    def __init__(self, server, keys, worker: str, timeout: float):
+    def __init__(self, server: Redis, keys: CrawlKeys, worker: str, timeout: float) -> None:
         self.server = server
         self.keys = keys
         self.worker = worker
@@ -81,7 +87,8 @@ class WorkerRegistry:
     def join(self, query: str) -> None:
         """Register as busy. Every worker of a crawl must crawl for the same query."""
         self.server.set(self.keys.query, query, nx=True)
-        shared = (self.server.get(self.keys.query) or b"").decode("utf-8")
+        # The connection returns bytes (no decode_responses).
+        shared = (cast("bytes | None", self.server.get(self.keys.query)) or b"").decode("utf-8")
         if shared != query:
             raise ConfigError(
                 f"ADAPTIVE_QUERY: this crawl ({self.keys.prefix}) is for {shared!r}, not {query!r}; "
@@ -121,7 +128,7 @@ class WorkerRegistry:
         record = json.dumps({"reason": reason, "worker": self.worker})
         return bool(self.server.set(self.keys.stop, record, nx=True))
 
-    def stop_record(self) -> dict | None:
+    def stop_record(self) -> dict[str, Any] | None:
         """``{"reason": ..., "worker": ...}`` once the crawl has stopped, else None."""
         raw = self.server.get(self.keys.stop)
         return json.loads(raw) if raw else None

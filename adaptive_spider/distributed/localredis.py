@@ -27,13 +27,14 @@ class LocalRedis:
     """Start ``redis-server`` on ``host`` and a free port; stop it on exit."""
 
     def __init__(self, executable: str = "redis-server", host: str = "127.0.0.1", startup_timeout: float = 10.0):
-        self.executable = shutil.which(executable)
-        if self.executable is None:
+        found = shutil.which(executable)
+        if found is None:
             raise RuntimeError(f"{executable} not found; install it with: apt-get install -y redis-server")
+        self.executable = found
         self.host = host
         self.startup_timeout = startup_timeout
         self.port = 0
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
         self.directory: str | None = None
 
     @property
@@ -57,6 +58,7 @@ class LocalRedis:
         return self
 
     def _wait_until_ready(self) -> None:
+        assert self.process is not None and self.process.stderr is not None  # started with stderr=PIPE
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -72,7 +74,7 @@ class LocalRedis:
         self.__exit__(None, None, None)
         raise RuntimeError(f"redis-server did not answer on {self.host}:{self.port} within {self.startup_timeout} s")
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:

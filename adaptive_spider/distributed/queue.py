@@ -10,6 +10,12 @@ queued or held by a busy worker).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, SupportsFloat
+
+if TYPE_CHECKING:
+    from redis import Redis
+
 #: Member ids count down from here, so that among equal scores the request
 #: queued first is popped first (ZPOPMAX takes the greatest member of a tie).
 _SEQUENCE_TOP = 10**15
@@ -47,7 +53,7 @@ return payloads
 class CrawlKeys:
     """Names of the Redis keys of one distributed crawl, all under ``prefix``."""
 
-    def __init__(self, prefix: str):
+    def __init__(self, prefix: str) -> None:
         self.prefix = prefix
         self.queue = f"{prefix}:queue"  # sorted set: member id -> learned priority
         self.requests = f"{prefix}:requests"  # hash: member id -> serialized request
@@ -87,7 +93,7 @@ class SharedQueue:
         This worker's id, marked busy whenever it takes requests.
     """
 
-    def __init__(self, server, keys: CrawlKeys, worker: str):
+    def __init__(self, server: Redis, keys: CrawlKeys, worker: str) -> None:
         self.server = server
         self.keys = keys
         self.worker = worker
@@ -97,12 +103,12 @@ class SharedQueue:
     def __len__(self) -> int:
         return int(self.server.zcard(self.keys.queue))
 
-    def push(self, payloads: list[bytes], scores) -> None:
+    def push(self, payloads: list[bytes], scores: Iterable[SupportsFloat]) -> None:
         """Queue serialized requests with their priorities (one atomic script:
         a popped member always has its request)."""
         if not payloads:
             return
-        arguments = [_SEQUENCE_TOP]
+        arguments: list[bytes | float] = [_SEQUENCE_TOP]
         for payload, score in zip(payloads, scores):
             arguments += [payload, float(score)]
         self._push(keys=[self.keys.sequence, self.keys.requests, self.keys.queue], args=arguments)

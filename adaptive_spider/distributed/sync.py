@@ -20,8 +20,25 @@ from __future__ import annotations
 
 import pickle
 from collections import Counter, defaultdict, deque
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from redis import Redis
+    from redis.client import Pipeline
+
+    from adaptive_spider.distributed.queue import CrawlKeys
+    from adaptive_spider.frontier.domains import DomainProfile, DomainProfiles
+
+
+class _Stateful(Protocol):
+    """What term statistics sync needs of the relevance scorer."""
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
 
 #: Domain profile counters summed over workers (integers and floats).
 PROFILE_COUNTS = ("attempts", "failures", "dns_failures", "pages", "released")
@@ -29,11 +46,11 @@ PROFILE_SUMS = ("relevance_sum",)
 _STATUS = "status:"
 
 
-def _decode(mapping) -> dict[str, float]:
+def _decode(mapping: dict[Any, Any]) -> dict[str, float]:
     return {key.decode() if isinstance(key, bytes) else key: float(value) for key, value in mapping.items()}
 
 
-def _push_deltas(pipe, key: str, current: dict, synced: dict) -> None:
+def _push_deltas(pipe: Pipeline, key: str, current: dict[str, Any], synced: dict[str, Any]) -> None:
     for field, value in current.items():
         delta = value - synced.get(field, 0)
         if not delta:
@@ -52,17 +69,17 @@ class DomainProfileSync:
     latencies of every worker.
     """
 
-    def __init__(self, server, keys):
+    def __init__(self, server: Redis, keys: CrawlKeys) -> None:
         self.server = server
         self.keys = keys
-        self.synced: dict[str, dict] = {}
+        self.synced: dict[str, dict[str, Any]] = {}
         self.synced_totals = {"relevance_total": 0.0, "pages_total": 0}
         self.new_latencies: dict[str, list[float]] = defaultdict(list)
 
     def record_latency(self, domain: str, seconds: float) -> None:
         self.new_latencies[domain].append(float(seconds))
 
-    def sync(self, domains) -> None:
+    def sync(self, domains: DomainProfiles) -> None:
         state = domains.state_dict()
         profiles = state["profiles"]
         writes = self.server.pipeline(transaction=False)
@@ -88,7 +105,7 @@ class DomainProfileSync:
         # Same profiles in the same order: domain ids stay what the frontier holds.
         domains.load_state_dict({"profiles": profiles, **self.synced_totals})
 
-    def _push(self, pipe, profile) -> None:
+    def _push(self, pipe: Pipeline, profile: DomainProfile) -> None:
         _push_deltas(pipe, self.keys.domain(profile.name), _counters(profile), self.synced.get(profile.name, {}))
         latest = self.new_latencies.pop(profile.name, None)
         if latest:
@@ -96,7 +113,7 @@ class DomainProfileSync:
             pipe.rpush(key, *latest)
             pipe.ltrim(key, -(profile.latencies.maxlen or 64), -1)
 
-    def _apply(self, profile, shared: dict[str, float], latencies: list) -> None:
+    def _apply(self, profile: DomainProfile, shared: dict[str, float], latencies: list[bytes]) -> None:
         for name in PROFILE_COUNTS:
             setattr(profile, name, int(shared.get(name, 0)))
         for name in PROFILE_SUMS:
@@ -109,7 +126,7 @@ class DomainProfileSync:
         self.synced[profile.name] = _counters(profile)
 
 
-def _counters(profile) -> dict:
+def _counters(profile: DomainProfile) -> dict[str, Any]:
     counters = {name: getattr(profile, name) for name in (*PROFILE_COUNTS, *PROFILE_SUMS)}
     counters.update({f"{_STATUS}{status}": count for status, count in profile.statuses.items()})
     return counters
@@ -120,12 +137,12 @@ class TermStatisticsSync:
     field lengths) equal to the crawl-wide sums, so every worker scores a page
     the same way."""
 
-    def __init__(self, server, keys):
+    def __init__(self, server: Redis, keys: CrawlKeys) -> None:
         self.server = server
         self.keys = keys
         self.synced: dict[str, float] = {}
 
-    def sync(self, scorer) -> None:
+    def sync(self, scorer: _Stateful) -> None:
         state = scorer.state_dict()
         current = flatten_numbers(state)
         pipe = self.server.pipeline(transaction=False)
@@ -137,10 +154,10 @@ class TermStatisticsSync:
         self.synced = flatten_numbers(merged)
 
 
-def flatten_numbers(state: dict) -> dict:
+def flatten_numbers(state: dict[str, Any]) -> dict[str, Any]:
     """The numbers of a state dict as flat fields (``name`` or ``name:index``);
     anything that is not a number or a list of numbers is left out."""
-    flat: dict = {}
+    flat: dict[str, Any] = {}
     for name, value in state.items():
         if isinstance(value, bool):
             continue
@@ -153,7 +170,7 @@ def flatten_numbers(state: dict) -> dict:
     return flat
 
 
-def unflatten_numbers(state: dict, shared: dict[str, float]) -> dict:
+def unflatten_numbers(state: dict[str, Any], shared: dict[str, float]) -> dict[str, Any]:
     """``state`` with its numbers replaced by the shared totals (same types, same lengths).
 
     A field Redis does not have was never incremented: its total is 0.
@@ -171,11 +188,15 @@ def unflatten_numbers(state: dict, shared: dict[str, float]) -> dict:
     return merged
 
 
-def q_networks(strategy) -> list:
+def q_networks(strategy: object) -> list[Any]:
     """The strategy's networks whose parameters workers average (none for strategies without a model)."""
     agent = getattr(strategy, "agent", None)
     networks = [getattr(agent, "online", None), getattr(agent, "target", None)]
-    return [net for net in networks if isinstance(getattr(net, "weights", None), list) and isinstance(getattr(net, "biases", None), list)]
+    return [
+        net
+        for net in networks
+        if isinstance(getattr(net, "weights", None), list) and isinstance(getattr(net, "biases", None), list)
+    ]
 
 
 class ModelSync:
@@ -189,22 +210,23 @@ class ModelSync:
         This worker's id (the field of its parameters in ``<prefix>:model``).
     """
 
-    def __init__(self, server, keys, worker: str):
+    def __init__(self, server: Redis, keys: CrawlKeys, worker: str) -> None:
         self.server = server
         self.keys = keys
         self.worker = worker
 
-    def sync(self, strategy) -> bool:
+    def sync(self, strategy: object) -> bool:
         """Publish this worker's parameters and load the average; False without a model."""
         networks = q_networks(strategy)
         if not networks:
             return False
-        own = {
+        own: dict[str, Any] = {
             "weight": max(1, int(getattr(strategy, "n_observed", 0) or 0)),
             "parameters": [[*net.weights, *net.biases] for net in networks],
         }
         self.server.hset(self.keys.model, self.worker, pickle.dumps(own, protocol=pickle.HIGHEST_PROTOCOL))
-        published = [pickle.loads(raw) for raw in self.server.hvals(self.keys.model)]
+        # The connection returns bytes (no decode_responses).
+        published = [pickle.loads(cast(bytes, raw)) for raw in self.server.hvals(self.keys.model)]
         shapes = _shapes(own["parameters"])
         peers = [entry for entry in published if _shapes(entry["parameters"]) == shapes]
         total = float(sum(entry["weight"] for entry in peers))
@@ -214,5 +236,5 @@ class ModelSync:
         return True
 
 
-def _shapes(parameters) -> list:
+def _shapes(parameters: list[list[Any]]) -> list[list[tuple[int, ...]]]:
     return [[np.shape(array) for array in arrays] for arrays in parameters]

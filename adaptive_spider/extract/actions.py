@@ -8,6 +8,7 @@ Playwright selectors: CSS by default, ``xpath=//...`` or ``text=...`` also work.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 ACTION_KINDS = ("wait", "scroll", "click", "wait_for")
 
@@ -15,7 +16,7 @@ ACTION_KINDS = ("wait", "scroll", "click", "wait_for")
 _SCROLL_TO_BOTTOM = "window.scrollTo(0, document.body.scrollHeight)"
 
 
-def _page_method(method: str, *args, **kwargs):
+def _page_method(method: str, *args: Any, **kwargs: Any) -> Any:
     # Imported here: scrapy-playwright is an optional dependency, needed only
     # by templates that have actions.
     from scrapy_playwright.page import PageMethod
@@ -41,7 +42,7 @@ class Action:
     times: int = 1
     milliseconds: int | None = None
 
-    def page_methods(self) -> list:
+    def page_methods(self) -> list[Any]:
         """This action as scrapy-playwright ``PageMethod`` objects (fresh ones on every call)."""
         if self.kind == "wait":
             return [_page_method("wait_for_timeout", self.milliseconds)]

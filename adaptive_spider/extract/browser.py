@@ -8,8 +8,15 @@ without spider changes. robots.txt requests stay on plain HTTP.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import load_object
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
 
 PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
 
@@ -18,7 +25,7 @@ class BrowserRenderingMiddleware:
     """Downloader middleware that marks requests for scrapy-playwright's browser."""
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> BrowserRenderingMiddleware:
         if not _browser_handles_http(crawler.settings):
             raise NotConfigured(
                 "DOWNLOAD_HANDLERS do not route http and https to scrapy-playwright; "
@@ -26,14 +33,14 @@ class BrowserRenderingMiddleware:
             )
         return cls()
 
-    def process_request(self, request, spider=None):
+    def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if "playwright" in request.meta or request.meta.get("dont_obey_robotstxt"):
             return None
         request.meta["playwright"] = True
         return None
 
 
-def _browser_handles_http(settings) -> bool:
+def _browser_handles_http(settings: BaseSettings) -> bool:
     handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
     try:
         playwright_handler = load_object(PLAYWRIGHT_HANDLER)

@@ -10,29 +10,31 @@ from __future__ import annotations
 import json
 import json.decoder
 import json.scanner
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from adaptive_spider.extract.errors import TemplateError
 
 
-class LocatedDict(dict):
+class LocatedDict(dict[str, Any]):
     """A mapping that knows the line it starts on and the line of each key."""
 
-    def __init__(self, line: int):
+    def __init__(self, line: int) -> None:
         super().__init__()
         self.line = line
-        self.key_lines: dict = {}
+        self.key_lines: dict[str, int] = {}
 
-    def line_of(self, key) -> int:
+    def line_of(self, key: str) -> int:
         return self.key_lines.get(key, self.line)
 
 
-class LocatedList(list):
+class LocatedList(list[Any]):
     """A list that knows the line it starts on and the line of each item."""
 
-    def __init__(self, line: int):
+    def __init__(self, line: int) -> None:
         super().__init__()
         self.line = line
         self.item_lines: list[int] = []
@@ -43,14 +45,14 @@ class LocatedList(list):
         return self.line
 
 
-def line_of(container, key, default: int = 1) -> int:
+def line_of(container: object, key: Any, default: int = 1) -> int:
     """The line of ``container[key]`` when *container* carries lines, else *default*."""
     if isinstance(container, (LocatedDict, LocatedList)):
         return container.line_of(key)
     return default
 
 
-def load_template_data(path: str | Path):
+def load_template_data(path: str | Path) -> Any:
     """Parse *path* as JSON (``.json``) or YAML (anything else) into located data.
 
     Raises :class:`TemplateError` for a missing file or a syntax error, with the line.
@@ -74,7 +76,7 @@ class _LocatedYamlLoader(yaml.SafeLoader):
     """SafeLoader whose mappings and sequences keep their node marks as line numbers."""
 
 
-def _yaml_line(node) -> int:
+def _yaml_line(node: yaml.Node) -> int:
     return node.start_mark.line + 1
 
 
@@ -105,15 +107,15 @@ _LocatedYamlLoader.add_constructor("tag:yaml.org,2002:seq", _construct_located_s
 
 
 class _YamlKeyError(Exception):
-    def __init__(self, line: int, message: str):
+    def __init__(self, line: int, message: str) -> None:
         super().__init__(message)
         self.line = line
         self.message = message
 
 
-def _load_yaml(text: str, path: Path):
+def _load_yaml(text: str, path: Path) -> Any:
     try:
-        return yaml.load(text, Loader=_LocatedYamlLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_LocatedYamlLoader)  # a SafeLoader subclass: safe
     except _YamlKeyError as exc:
         raise TemplateError(path, exc.line, "YAML syntax", exc.message) from None
     except yaml.MarkedYAMLError as exc:
@@ -132,6 +134,10 @@ def _line_at(text: str, position: int) -> int:
     return text.count("\n", 0, position) + 1
 
 
+# The scanner's callback: (text, index) -> (value, end index).
+ScanOnce = Callable[[str, int], tuple[Any, int]]
+
+
 class _LocatedJsonDecoder(json.JSONDecoder):
     """A JSONDecoder whose objects and arrays record the line of each member.
 
@@ -140,24 +146,33 @@ class _LocatedJsonDecoder(json.JSONDecoder):
     value, so wrapping ``scan_once`` reveals where each value starts.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.parse_object = self._parse_located_object
         self.parse_array = self._parse_located_array
-        self.scan_once = json.scanner.py_make_scanner(self)
+        # py_make_scanner and JSONObject/JSONArray are real but missing from typeshed's stubs.
+        self.scan_once = json.scanner.py_make_scanner(self)  # type: ignore[attr-defined]
 
     @staticmethod
-    def _recording(scan_once, positions: list[int]):
-        def scan_and_record(text, index):
+    def _recording(scan_once: ScanOnce, positions: list[int]) -> ScanOnce:
+        def scan_and_record(text: str, index: int) -> tuple[Any, int]:
             positions.append(index)
             return scan_once(text, index)
 
         return scan_and_record
 
-    def _parse_located_object(self, s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=None):
+    def _parse_located_object(
+        self,
+        s_and_end: tuple[str, int],
+        strict: bool,
+        scan_once: ScanOnce,
+        object_hook: Any,
+        object_pairs_hook: Any,
+        memo: dict[str, str] | None = None,
+    ) -> tuple[LocatedDict, int]:
         text, start = s_and_end
         positions: list[int] = []
-        pairs, end = json.decoder.JSONObject(
+        pairs, end = json.decoder.JSONObject(  # type: ignore[attr-defined]
             s_and_end, strict, self._recording(scan_once, positions), None, list, memo
         )
         mapping = LocatedDict(_line_at(text, start - 1))
@@ -168,10 +183,12 @@ class _LocatedJsonDecoder(json.JSONDecoder):
             mapping.key_lines[key] = _line_at(text, position)
         return mapping, end
 
-    def _parse_located_array(self, s_and_end, scan_once):
+    def _parse_located_array(self, s_and_end: tuple[str, int], scan_once: ScanOnce) -> tuple[LocatedList, int]:
         text, start = s_and_end
         positions: list[int] = []
-        values, end = json.decoder.JSONArray(s_and_end, self._recording(scan_once, positions))
+        values, end = json.decoder.JSONArray(  # type: ignore[attr-defined]
+            s_and_end, self._recording(scan_once, positions)
+        )
         sequence = LocatedList(_line_at(text, start - 1))
         sequence.extend(values)
         # A failed scan (the closing bracket) is recorded too; keep one line per value.
@@ -179,7 +196,7 @@ class _LocatedJsonDecoder(json.JSONDecoder):
         return sequence, end
 
 
-def _load_json(text: str, path: Path):
+def _load_json(text: str, path: Path) -> Any:
     try:
         return _LocatedJsonDecoder().decode(text)
     except json.JSONDecodeError as exc:

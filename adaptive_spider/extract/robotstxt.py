@@ -16,12 +16,18 @@ their ``options.robots_txt``.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 from scrapy.utils.httpobj import urlparse_cached
 
 from adaptive_spider.extract.schema import robots_txt_site_entry
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
 
@@ -34,19 +40,19 @@ RELOCATED_META_KEY = "adaptive_robotstxt_relocated"
 class RobotsTxtLocationMiddleware:
     """Downloader middleware that points Scrapy's robots.txt requests at configured locations."""
 
-    def __init__(self, locations: dict[str, str], stats=None):
+    def __init__(self, locations: dict[str, str], stats: StatsCollector | None = None) -> None:
         self.locations = dict(locations)
         self.stats = stats
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> RobotsTxtLocationMiddleware:
         settings = crawler.settings
         if not settings.getbool("ROBOTSTXT_OBEY"):
             raise NotConfigured("ROBOTSTXT_OBEY is off, so no robots.txt is read")
         raw = settings.getdict("ADAPTIVE_ROBOTSTXT_LOCATIONS")
         if not raw:
             raise NotConfigured("ADAPTIVE_ROBOTSTXT_LOCATIONS is empty")
-        locations = {}
+        locations: dict[str, str] = {}
         for site, location in raw.items():
             try:
                 site, location = robots_txt_site_entry(site, location)
@@ -65,7 +71,7 @@ class RobotsTxtLocationMiddleware:
             location = f"{url.scheme}://{url.netloc}{location}"
         return None if location == request.url else location
 
-    def process_request(self, request: Request, spider=None):
+    def process_request(self, request: Request, spider: Spider | None = None) -> Request | None:
         if not request.meta.get("dont_obey_robotstxt") or request.meta.get(RELOCATED_META_KEY):
             return None
         if urlparse_cached(request).path != ROBOTS_PATH:

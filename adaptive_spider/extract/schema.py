@@ -10,6 +10,8 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, NoReturn, overload
 from urllib.parse import urlparse
 
 from parsel import Selector
@@ -47,7 +49,7 @@ class Options:
 
     documents: str | None = None
     pagination: str | None = None
-    exclude: tuple[re.Pattern, ...] = ()
+    exclude: tuple[re.Pattern[str], ...] = ()
     max_pages: int | None = None
     max_documents: int | None = None
     max_depth: int | None = None
@@ -69,27 +71,31 @@ class TemplateParts:
 class _Checker:
     """Validates one template's data, raising errors located in *path*."""
 
-    def __init__(self, path):
+    def __init__(self, path: str | Path | None) -> None:
         self.path = path
 
-    def fail(self, container, key, where: str, problem: str):
+    def fail(self, container: object, key: Any, where: str, problem: str) -> NoReturn:
         raise TemplateError(self.path, line_of(container, key), where, problem)
 
     # -- generic checks ------------------------------------------------------
 
-    def mapping(self, container, key, where: str, value) -> dict:
+    def mapping(self, container: object, key: Any, where: str, value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
             self.fail(container, key, where, f"must be a mapping, got {_describe(value)}")
         return value
 
-    def known_keys(self, mapping: dict, allowed: tuple[str, ...], where: str) -> None:
+    def known_keys(self, mapping: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
         for key in mapping:
             if key not in allowed:
                 hint = difflib.get_close_matches(key, allowed, n=1)
                 suggestion = f"; did you mean {hint[0]!r}?" if hint else f" (expected one of: {', '.join(allowed)})"
                 self.fail(mapping, key, f"{where}{key}", f"unknown key{suggestion}")
 
-    def text(self, mapping: dict, key: str, where: str, required: bool = False) -> str | None:
+    @overload
+    def text(self, mapping: dict[str, Any], key: str, where: str, required: Literal[True]) -> str: ...
+    @overload
+    def text(self, mapping: dict[str, Any], key: str, where: str, required: bool = False) -> str | None: ...
+    def text(self, mapping: dict[str, Any], key: str, where: str, required: bool = False) -> str | None:
         if key not in mapping or mapping[key] is None:
             if required:
                 self.fail(mapping, key, where, "missing")
@@ -99,13 +105,13 @@ class _Checker:
             self.fail(mapping, key, where, f"must be non-empty text, got {_describe(value)}")
         return value.strip()
 
-    def flag(self, mapping: dict, key: str, where: str) -> bool:
+    def flag(self, mapping: dict[str, Any], key: str, where: str) -> bool:
         value = mapping.get(key, False)
         if not isinstance(value, bool):
             self.fail(mapping, key, where, f"must be true or false, got {_describe(value)}")
         return value
 
-    def positive_int(self, mapping: dict, key: str, where: str) -> int | None:
+    def positive_int(self, mapping: dict[str, Any], key: str, where: str) -> int | None:
         value = mapping.get(key)
         if value is None:
             return None
@@ -113,7 +119,11 @@ class _Checker:
             self.fail(mapping, key, where, f"must be a positive integer, got {_describe(value)}")
         return value
 
-    def xpath(self, mapping: dict, key: str, where: str, required: bool = False) -> str | None:
+    @overload
+    def xpath(self, mapping: dict[str, Any], key: str, where: str, required: Literal[True]) -> str: ...
+    @overload
+    def xpath(self, mapping: dict[str, Any], key: str, where: str, required: bool = False) -> str | None: ...
+    def xpath(self, mapping: dict[str, Any], key: str, where: str, required: bool = False) -> str | None:
         expression = self.text(mapping, key, where, required)
         if expression is None:
             return None
@@ -124,7 +134,7 @@ class _Checker:
             self.fail(mapping, key, where, f"invalid XPath {expression!r} ({_reason(exc)})")
         return expression
 
-    def regex(self, container, key, where: str, pattern) -> re.Pattern:
+    def regex(self, container: object, key: Any, where: str, pattern: Any) -> re.Pattern[str]:
         if not isinstance(pattern, str) or not pattern:
             self.fail(container, key, where, f"must be a regular expression, got {_describe(pattern)}")
         try:
@@ -133,7 +143,7 @@ class _Checker:
             self.fail(container, key, where, f"invalid regular expression {pattern!r} ({exc})")
 
     @staticmethod
-    def items(mapping: dict, key: str) -> list[tuple[object, object, object]]:
+    def items(mapping: dict[str, Any], key: str) -> list[tuple[Any, Any, Any]]:
         """``(container, position, item)`` for each item of *mapping[key]*, where
         ``container[position]`` locates the item's line; a single value counts as a list of one."""
         value = mapping.get(key)
@@ -145,9 +155,11 @@ class _Checker:
 
     # -- template sections ---------------------------------------------------
 
-    def template(self, data, default_name: str) -> TemplateParts:
+    def template(self, data: Any, default_name: str) -> TemplateParts:
         if not isinstance(data, dict):
-            self.fail(data, 0, "template", f"must be a mapping of name, fields, options, actions; got {_describe(data)}")
+            self.fail(
+                data, 0, "template", f"must be a mapping of name, fields, options, actions; got {_describe(data)}"
+            )
         self.known_keys(data, TEMPLATE_KEYS, "")
         name = self.text(data, "name", "name") or default_name
         fields = self.fields(data)
@@ -155,13 +167,14 @@ class _Checker:
         actions = self.actions(data)
         return TemplateParts(name=name, fields=fields, options=options, actions=actions)
 
-    def fields(self, data: dict) -> tuple[Field, ...]:
+    def fields(self, data: dict[str, Any]) -> tuple[Field, ...]:
         if "fields" not in data:
             self.fail(data, "fields", "fields", "missing (a template needs at least one field)")
         specs = data["fields"]
         if not isinstance(specs, list) or not specs:
             self.fail(data, "fields", "fields", f"must be a non-empty list of fields, got {_describe(specs)}")
-        fields, seen = [], set()
+        fields: list[Field] = []
+        seen: set[str] = set()
         for index, spec in enumerate(specs):
             field = self.field(specs, index, spec)
             if field.name in seen:
@@ -170,7 +183,7 @@ class _Checker:
             fields.append(field)
         return tuple(fields)
 
-    def field(self, specs: list, index: int, spec) -> Field:
+    def field(self, specs: list[Any], index: int, spec: Any) -> Field:
         position = f"fields[{index}]"
         spec = self.mapping(specs, index, position, spec)
         name = spec.get("name")
@@ -178,10 +191,20 @@ class _Checker:
         self.known_keys(spec, FIELD_KEYS, f"{where}.")
         name = self.text(spec, "name", f"{position}.name", required=True)
         if not _IDENTIFIER.match(name) or name in RESERVED_FIELD_NAMES:
-            self.fail(spec, "name", f"{position}.name", f"{name!r} must be an identifier other than {', '.join(RESERVED_FIELD_NAMES)}")
+            self.fail(
+                spec,
+                "name",
+                f"{position}.name",
+                f"{name!r} must be an identifier other than {', '.join(RESERVED_FIELD_NAMES)}",
+            )
         field_type = spec.get("type", "text")
         if field_type not in FIELD_TYPES:
-            self.fail(spec, "type", f"{where}.type", f"unknown type {field_type!r} (expected one of: {', '.join(FIELD_TYPES)})")
+            self.fail(
+                spec,
+                "type",
+                f"{where}.type",
+                f"unknown type {field_type!r} (expected one of: {', '.join(FIELD_TYPES)})",
+            )
         ranking = self.text(spec, "ranking", f"{where}.ranking")
         if ranking is not None and not _IDENTIFIER.match(ranking):
             self.fail(spec, "ranking", f"{where}.ranking", f"{ranking!r} must be an identifier (letters, digits, _)")
@@ -196,16 +219,18 @@ class _Checker:
             required=self.flag(spec, "required", f"{where}.required"),
         )
 
-    def attributes(self, spec: dict, where: str) -> tuple[str, ...]:
-        names = []
+    def attributes(self, spec: dict[str, Any], where: str) -> tuple[str, ...]:
+        names: list[str] = []
         for container, position, name in self.items(spec, "attribute"):
             if not isinstance(name, str) or not name.strip() or any(c.isspace() for c in name.strip()):
-                self.fail(container, position, where, f"must be an attribute name or a list of them, got {_describe(name)}")
+                self.fail(
+                    container, position, where, f"must be an attribute name or a list of them, got {_describe(name)}"
+                )
             names.append(name.strip())
         return tuple(names)
 
-    def cleanup(self, spec: dict, where: str) -> tuple[CleanupRule, ...]:
-        rules = []
+    def cleanup(self, spec: dict[str, Any], where: str) -> tuple[CleanupRule, ...]:
+        rules: list[CleanupRule] = []
         for index, (container, position, rule) in enumerate(self.items(spec, "clean")):
             rule_where = f"{where}[{index}]"
             if isinstance(rule, dict):
@@ -221,7 +246,7 @@ class _Checker:
                 rules.append(CleanupRule(self.regex(container, position, rule_where, rule)))
         return tuple(rules)
 
-    def options(self, data: dict) -> Options:
+    def options(self, data: dict[str, Any]) -> Options:
         if data.get("options") is None:
             return Options()
         spec = self.mapping(data, "options", "options", data["options"])
@@ -241,20 +266,25 @@ class _Checker:
             robots_txt=self.robots_txt(spec, "robots_txt", "options.robots_txt"),
         )
 
-    def duration(self, spec: dict, key: str, where: str) -> float | None:
+    def duration(self, spec: dict[str, Any], key: str, where: str) -> float | None:
         value = spec.get(key)
         if value is None:
             return None
-        seconds = None
+        seconds: float | None = None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             seconds = float(value)
         elif isinstance(value, str) and (match := _DURATION.match(value)):
             seconds = float(match[1]) * _DURATION_UNITS[match[2]]
         if seconds is None or seconds <= 0:
-            self.fail(spec, key, where, f"must be a positive duration in seconds (or '90s', '5m', '1h'), got {_describe(value)}")
+            self.fail(
+                spec,
+                key,
+                where,
+                f"must be a positive duration in seconds (or '90s', '5m', '1h'), got {_describe(value)}",
+            )
         return seconds
 
-    def robots_txt(self, spec: dict, key: str, where: str) -> tuple[tuple[str, str], ...]:
+    def robots_txt(self, spec: dict[str, Any], key: str, where: str) -> tuple[tuple[str, str], ...]:
         value = spec.get(key)
         if value is None:
             return ()
@@ -264,7 +294,7 @@ class _Checker:
             except ValueError as exc:
                 self.fail(spec, key, where, str(exc))
         if isinstance(value, dict):
-            entries = []
+            entries: list[tuple[str, str]] = []
             for site, location in value.items():
                 try:
                     entries.append(robots_txt_site_entry(site, location))
@@ -273,15 +303,17 @@ class _Checker:
             return tuple(entries)
         self.fail(spec, key, where, f"must be a URL, a path, or a mapping of site to URL; got {_describe(value)}")
 
-    def actions(self, data: dict) -> tuple[Action, ...]:
+    def actions(self, data: dict[str, Any]) -> tuple[Action, ...]:
         return tuple(
             self.action(container, position, f"actions[{index}]", spec)
             for index, (container, position, spec) in enumerate(self.items(data, "actions"))
         )
 
-    def action(self, container, key, where: str, spec) -> Action:
+    def action(self, container: object, key: Any, where: str, spec: Any) -> Action:
         if not isinstance(spec, dict) or len(spec) != 1:
-            self.fail(container, key, where, f"must be one of {{{': ..., '.join(ACTION_KINDS)}: ...}}, got {_describe(spec)}")
+            self.fail(
+                container, key, where, f"must be one of {{{': ..., '.join(ACTION_KINDS)}: ...}}, got {_describe(spec)}"
+            )
         kind, argument = next(iter(spec.items()))
         if kind not in ACTION_KINDS:
             self.fail(spec, kind, where, f"unknown action {kind!r} (expected one of: {', '.join(ACTION_KINDS)})")
@@ -292,7 +324,9 @@ class _Checker:
             if isinstance(argument, dict):
                 self.known_keys(argument, ("times", "pause"), f"{where}.")
                 times = self.action_count(argument, "times", f"{where}.times", argument.get("times", 1), "times")
-                pause = self.action_count(argument, "pause", f"{where}.pause", argument.get("pause", DEFAULT_SCROLL_PAUSE_MS), "milliseconds")
+                pause = self.action_count(
+                    argument, "pause", f"{where}.pause", argument.get("pause", DEFAULT_SCROLL_PAUSE_MS), "milliseconds"
+                )
                 return Action("scroll", times=times, milliseconds=pause)
             times = self.action_count(spec, kind, where, argument, "times")
             return Action("scroll", times=times, milliseconds=DEFAULT_SCROLL_PAUSE_MS)
@@ -301,15 +335,23 @@ class _Checker:
         if isinstance(argument, dict):
             self.known_keys(argument, ("selector", "timeout"), f"{where}.")
             if "timeout" in argument:
-                timeout = self.action_count(argument, "timeout", f"{where}.timeout", argument["timeout"], "milliseconds")
+                timeout = self.action_count(
+                    argument, "timeout", f"{where}.timeout", argument["timeout"], "milliseconds"
+                )
             selector = self.text(argument, "selector", f"{where}.selector", required=True)
         else:
             selector = self.text(spec, kind, where, required=True)
         return Action(kind, selector=selector, milliseconds=timeout)
 
-    def action_count(self, container, key, where: str, value, unit: str) -> int:
+    def action_count(self, container: object, key: Any, where: str, value: Any, unit: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (unit == "times" and value < 1):
-            self.fail(container, key, where, f"must be a {'positive' if unit == 'times' else 'non-negative'} whole number of {unit}, got {_describe(value)}")
+            self.fail(
+                container,
+                key,
+                where,
+                f"must be a {'positive' if unit == 'times' else 'non-negative'} whole number of {unit}, "
+                f"got {_describe(value)}",
+            )
         return value
 
 
@@ -324,7 +366,7 @@ def robots_txt_entry(location: str) -> tuple[str, str]:
     return (parsed.netloc, location)
 
 
-def robots_txt_site_entry(site, location) -> tuple[str, str]:
+def robots_txt_site_entry(site: object, location: object) -> tuple[str, str]:
     """One ``site: location`` pair of a robots.txt mapping."""
     if not isinstance(site, str) or not site.strip() or "/" in site:
         raise ValueError(f"site must be 'host[:port]' or '*', got {site!r}")
@@ -334,12 +376,12 @@ def robots_txt_site_entry(site, location) -> tuple[str, str]:
     return (site.strip(), location)
 
 
-def parse_template(data, path, default_name: str) -> TemplateParts:
+def parse_template(data: Any, path: str | Path | None, default_name: str) -> TemplateParts:
     """Validate parsed template *data* read from *path*."""
     return _Checker(path).template(data, default_name)
 
 
-def _describe(value) -> str:
+def _describe(value: object) -> str:
     if value is None:
         return "nothing"
     if isinstance(value, dict):

@@ -12,7 +12,9 @@ A template is what a user writes instead of a spider::
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from parsel import Selector
 from scrapy.http import TextResponse
 from scrapy.link import Link
 from scrapy.linkextractors import LinkExtractor
@@ -42,7 +44,7 @@ class Template:
         options: Options | None = None,
         actions: tuple[Action, ...] = (),
         path: str | None = None,
-    ):
+    ) -> None:
         self.name = name
         self.fields = tuple(fields)
         self.options = options or Options()
@@ -60,7 +62,7 @@ class Template:
         return cls.from_data(data, path=path)
 
     @classmethod
-    def from_data(cls, data, path: str | Path | None = None) -> Template:
+    def from_data(cls, data: Any, path: str | Path | None = None) -> Template:
         """Validate already parsed template data (errors name *path* when given)."""
         default_name = Path(path).stem if path is not None else "template"
         parts = parse_template(data, path, default_name)
@@ -77,7 +79,7 @@ class Template:
 
     # -- extraction ----------------------------------------------------------
 
-    def extract(self, response) -> list[dict]:
+    def extract(self, response: object) -> list[dict[str, Any]]:
         """The documents on *response*: one per ``options.documents`` match, or one for the page.
 
         Each document has the page ``url``, the ``template`` name, one key per
@@ -89,23 +91,23 @@ class Template:
         if not isinstance(response, TextResponse):
             return []
         if self.options.documents:
-            scopes = response.xpath(self.options.documents)
+            scopes: list[Selector] = response.xpath(self.options.documents)
         else:
             scopes = [response.selector]
-        documents = []
+        documents: list[dict[str, Any]] = []
         for scope in scopes:
             document = self._document(scope, response)
             if document is not None:
                 documents.append(document)
         return documents
 
-    def _document(self, scope, response: TextResponse) -> dict | None:
+    def _document(self, scope: Selector, response: TextResponse) -> dict[str, Any] | None:
         values = {field.name: field.extract(scope, response) for field in self.fields}
         if all(_is_empty(value) for value in values.values()):
             return None
         if any(field.required and _is_empty(values[field.name]) for field in self.fields):
             return None
-        document = {"url": response.url, "template": self.name, **values}
+        document: dict[str, Any] = {"url": response.url, "template": self.name, **values}
         ranking = {field.ranking: field.number(values[field.name]) for field in self.fields if field.ranking}
         if ranking:
             document["ranking"] = ranking
@@ -113,7 +115,7 @@ class Template:
 
     # -- crawling ------------------------------------------------------------
 
-    def links(self, response) -> list[Link]:
+    def links(self, response: object) -> list[Link]:
         """Absolute links to follow from *response*: inside ``options.pagination``
         (the whole page when unset), minus excluded URLs; anchor text in ``Link.text``."""
         if not isinstance(response, TextResponse):
@@ -124,7 +126,7 @@ class Template:
         """Whether *url* matches one of the template's excluded URL patterns."""
         return any(pattern.search(url) for pattern in self.options.exclude)
 
-    def request_meta(self) -> dict:
+    def request_meta(self) -> dict[str, Any]:
         """``Request.meta`` entries for pages of this template: the browser actions
         as scrapy-playwright page methods, or nothing when there are no actions."""
         if not self.actions:
@@ -132,14 +134,14 @@ class Template:
         page_methods = [method for action in self.actions for method in action.page_methods()]
         return {"playwright": True, "playwright_page_methods": page_methods}
 
-    def scrapy_settings(self) -> dict:
+    def scrapy_settings(self) -> dict[str, Any]:
         """The template's limits and robots.txt location as Scrapy settings.
 
         ``DOWNLOADER_MIDDLEWARES`` here holds only the middleware to add; use
         :meth:`update_settings` to merge it into a crawler's settings.
         """
         options = self.options
-        settings = {}
+        settings: dict[str, Any] = {}
         if options.max_pages is not None:
             settings["CLOSESPIDER_PAGECOUNT"] = options.max_pages
         if options.max_documents is not None:
@@ -161,10 +163,11 @@ class Template:
             if name == "DOWNLOADER_MIDDLEWARES":
                 middlewares = settings.getdict(name)
                 middlewares.update(value)
-                settings.set(name, middlewares, priority=max(settings.getpriority(name) or 0, get_settings_priority(priority)))
+                kept_priority = max(settings.getpriority(name) or 0, get_settings_priority(priority))
+                settings.set(name, middlewares, priority=kept_priority)
             else:
                 settings.set(name, value, priority=priority)
 
 
-def _is_empty(value) -> bool:
+def _is_empty(value: object) -> bool:
     return value is None or value == []
