@@ -59,7 +59,9 @@ class _MovedModuleLoader(importlib.abc.Loader):
 class MovedModuleFinder(importlib.abc.MetaPathFinder):
     """Resolves an old module path to the module that now lives elsewhere."""
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
         new = MOVED_MODULES.get(fullname)
         if new is None:
             return None

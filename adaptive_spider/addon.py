@@ -11,6 +11,7 @@ Everything is set with the ``addon`` priority, so the project's own settings and
 
 from __future__ import annotations
 
+from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
 from adaptive_spider.settings.config import AdaptiveConfig, default_values
@@ -38,7 +39,7 @@ COMPONENTS = (
 class AdaptiveAddon:
     """Scrapy add-on that configures a focused, self-stopping crawl."""
 
-    def update_settings(self, settings) -> None:
+    def update_settings(self, settings: BaseSettings) -> None:
         for name, value in default_values().items():
             settings.set(name, value, "addon")
         settings.set("SCHEDULER", SCHEDULER, "addon")

@@ -13,12 +13,15 @@ Scrapy's ``crawl`` command.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
+from scrapy.settings import BaseSettings
 from scrapy.spiderloader import get_spider_loader
 
 from adaptive_spider.settings.config import AdaptiveConfig, ConfigError
@@ -44,15 +47,16 @@ NUMERIC_SETTINGS = {
 
 
 class Command(ScrapyCrawlCommand):
-    def process_options(self, args, opts) -> None:
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
         super().process_options(args, opts)
+        assert self.settings is not None  # set by Scrapy before it parses the options
         if len(args) == 1:
             try:
                 check_crawl(self.settings, args[0], opts.spargs)
             except ValueError as exc:  # ConfigError, TemplateError: one line naming the input
                 raise UsageError(str(exc), print_help=False) from None
 
-    def run(self, args, opts) -> None:
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if len(args) != 1:
             return super().run(args, opts)
         assert self.crawler_process
@@ -64,7 +68,7 @@ class Command(ScrapyCrawlCommand):
         return None
 
 
-def check_crawl(settings, spider_name: str, spider_arguments: dict) -> None:
+def check_crawl(settings: BaseSettings, spider_name: str, spider_arguments: dict[str, Any]) -> None:
     """Raise ConfigError (or TemplateError) naming the first bad input of a crawl."""
     try:
         spidercls = get_spider_loader(settings).load(spider_name)
@@ -79,7 +83,7 @@ def check_crawl(settings, spider_name: str, spider_arguments: dict) -> None:
     check_scrapy_settings(settings)
 
 
-def check_scrapy_settings(settings) -> None:
+def check_scrapy_settings(settings: BaseSettings) -> None:
     """The Scrapy settings that would otherwise fail inside the crawl with a traceback."""
     for name, (kind, low) in NUMERIC_SETTINGS.items():
         raw = settings.get(name)
@@ -90,7 +94,8 @@ def check_scrapy_settings(settings) -> None:
                 raise ValueError
             value = kind(raw)
         except (TypeError, ValueError):
-            raise ConfigError(f"{name}: expected {'a whole number' if kind is int else 'a number'}, got {raw!r}") from None
+            expected = "a whole number" if kind is int else "a number"
+            raise ConfigError(f"{name}: expected {expected}, got {raw!r}") from None
         if value < low or value != value:
             raise ConfigError(f"{name}: must be >= {low}, got {raw!r}")
     level = settings.get("LOG_LEVEL")
@@ -99,7 +104,7 @@ def check_scrapy_settings(settings) -> None:
     _check_jobdir(settings.get("JOBDIR"))
 
 
-def _check_jobdir(jobdir) -> None:
+def _check_jobdir(jobdir: str | None) -> None:
     if not jobdir:
         return
     path = Path(jobdir)

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import AsyncIterator, Iterable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from scrapy import Request
@@ -29,8 +31,14 @@ from w3lib.url import url_query_cleaner
 
 from adaptive_spider.settings.config import AdaptiveConfig
 
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.statscollectors import StatsCollector
 
-def _names_regex(patterns) -> re.Pattern | None:
+
+def _names_regex(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     """One regex matching any of the (lower-case, ``*``-wildcard) names."""
     if not patterns:
         return None
@@ -46,7 +54,7 @@ class UrlCanonicalizer:
         Lower-case parameter names; ``*`` matches any characters.
     """
 
-    def __init__(self, session_params=(), tracking_params=()):
+    def __init__(self, session_params: Iterable[str] = (), tracking_params: Iterable[str] = ()) -> None:
         self.session = _names_regex(tuple(session_params))
         self.removable = _names_regex((*session_params, *tracking_params))
         # The literal start of every name: a query without any of them needs no parsing.
@@ -90,10 +98,10 @@ class UrlCanonicalizer:
         if ";" not in path or self.session is None:
             return path, 0
         removed = 0
-        segments = []
+        segments: list[str] = []
         for segment in path.split("/"):
             head, *params = segment.split(";")
-            kept = []
+            kept: list[str] = []
             for param in params:
                 if self.session.match(param.split("=", 1)[0].lower()):
                     removed += 1
@@ -106,30 +114,34 @@ class UrlCanonicalizer:
 class CanonicalUrlMiddleware:
     """Spider middleware that rewrites outgoing requests to their canonical URL."""
 
-    def __init__(self, canonicalizer: UrlCanonicalizer, stats=None):
+    def __init__(self, canonicalizer: UrlCanonicalizer, stats: StatsCollector | None = None) -> None:
         self.canonicalizer = canonicalizer
         self.stats = stats
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> CanonicalUrlMiddleware:
         config = AdaptiveConfig.from_settings(crawler.settings)
         if not config.canonicalize:
             raise NotConfigured("ADAPTIVE_CANONICALIZE is off")
         return cls(UrlCanonicalizer(config.session_params, config.tracking_params), crawler.stats)
 
-    async def process_start(self, start):
+    async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         async for output in start:
             yield self._rewrite(output)
 
-    def process_spider_output(self, response, result, spider=None):
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterable[Any]:
         for output in result:
             yield self._rewrite(output)
 
-    async def process_spider_output_async(self, response, result, spider=None):
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
+    ) -> AsyncIterator[Any]:
         async for output in result:
             yield self._rewrite(output)
 
-    def _rewrite(self, output):
+    def _rewrite(self, output: Any) -> Any:
         if not isinstance(output, Request):
             return output
         url, removed = self.canonicalizer.canonicalize(output.url)

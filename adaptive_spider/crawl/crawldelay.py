@@ -15,11 +15,17 @@ Stats: ``adaptive/robotstxt/crawl_delay_sites``.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from adaptive_spider.settings.config import AdaptiveConfig
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.robotstxt import RobotParser
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +33,7 @@ logger = logging.getLogger(__name__)
 class RobotsCrawlDelay:
     """Extension that honours robots.txt ``Crawl-delay`` per download slot."""
 
-    def __init__(self, crawler, max_delay: float):
+    def __init__(self, crawler: Crawler, max_delay: float) -> None:
         self.crawler = crawler
         self.max_delay = max_delay
         self.delays: dict[str, float] = {}
@@ -35,7 +41,7 @@ class RobotsCrawlDelay:
         self.user_agent = settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT") or ""
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> RobotsCrawlDelay:
         if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
             raise NotConfigured("ROBOTSTXT_OBEY is off")
         max_delay = AdaptiveConfig.from_settings(crawler.settings).robotstxt_crawl_delay_max
@@ -46,7 +52,7 @@ class RobotsCrawlDelay:
         crawler.signals.connect(extension.request_reached_downloader, signal=signals.request_reached_downloader)
         return extension
 
-    def robots_parsed(self, robotparser, request) -> None:
+    def robots_parsed(self, robotparser: RobotParser, request: Request) -> None:
         user_agent = request.headers.get(b"User-Agent") or self.user_agent
         delay = robotparser.crawl_delay(user_agent)
         if not delay or delay <= 0:
@@ -57,13 +63,13 @@ class RobotsCrawlDelay:
         logger.info("robots.txt of %s asks for a crawl delay of %ss; using %ss", key, delay, self.delays[key])
         self._apply(key)
 
-    def request_reached_downloader(self, request, spider=None) -> None:
+    def request_reached_downloader(self, request: Request, spider: Spider | None = None) -> None:
         if self.delays:
             key = self._slot_key(request)
             if key in self.delays:
                 self._apply(key)
 
-    def _slot_key(self, request) -> str:
+    def _slot_key(self, request: Request) -> str:
         return self.crawler.engine.downloader.get_slot_key(request)
 
     def _apply(self, key: str) -> None:

@@ -39,6 +39,7 @@ from collections import Counter
 from datetime import datetime
 from numbers import Number
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, SupportsFloat, cast
 from urllib.parse import urlsplit
 
 from itemadapter import ItemAdapter
@@ -46,6 +47,11 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from adaptive_spider.settings.config import AdaptiveConfig
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +70,7 @@ TRAP_STATS_PREFIX = "adaptive/traps/"
 
 def _host(url: str) -> str:
     """The host of an absolute URL, by string operations (every scheduled request pays it)."""
-    scheme, sep, rest = url.partition("://")
+    _, sep, rest = url.partition("://")
     if not sep:
         return (urlsplit(url).hostname or "").lower()
     netloc = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
@@ -73,12 +79,12 @@ def _host(url: str) -> str:
     return netloc.partition(":")[0].lower()
 
 
-def status_classes(stats: dict) -> dict[str, int]:
+def status_classes(stats: dict[str, Any]) -> dict[str, int]:
     """Responses by status class (1xx-5xx), robots.txt files not included."""
-    classes = Counter()
+    classes: Counter[str] = Counter()
     for prefix, sign in (("downloader/response_status_count/", 1), ("robotstxt/response_status_count/", -1)):
         for name, count in stats.items():
-            if name.startswith(prefix) and name[len(prefix):].isdigit():
+            if name.startswith(prefix) and name[len(prefix) :].isdigit():
                 classes[f"{name[len(prefix)]}xx"] += sign * count
     return {f"{c}xx": classes.get(f"{c}xx", 0) for c in range(1, 6)}
 
@@ -86,19 +92,19 @@ def status_classes(stats: dict) -> dict[str, int]:
 class CrawlReport:
     """Extension that reports links, pages, time, statuses, documents and harvest rate."""
 
-    def __init__(self, crawler, config: AdaptiveConfig):
+    def __init__(self, crawler: Crawler, config: AdaptiveConfig) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
         self.log_summary = config.report
         self.path = config.report_file
         self.relevant_threshold = config.relevant_threshold
-        self.counts: Counter = Counter()
+        self.counts: Counter[str] = Counter()
         self.item_relevance: list[float] = []
         self._referer_hosts: dict[bytes, str] = {}
-        self.started = None
+        self.started: float | None = None
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> CrawlReport:
         config = AdaptiveConfig.from_settings(crawler.settings)
         if not (config.report or config.report_file):
             raise NotConfigured("ADAPTIVE_REPORT is off and ADAPTIVE_REPORT_FILE is empty")
@@ -111,10 +117,10 @@ class CrawlReport:
         return report
 
     # -- counting --------------------------------------------------------------------------
-    def spider_opened(self, spider) -> None:
+    def spider_opened(self, spider: Spider) -> None:
         self.started = time.monotonic()
 
-    def request_scheduled(self, request, spider=None) -> None:
+    def request_scheduled(self, request: Request, spider: Spider | None = None) -> None:
         meta = request.meta
         if meta.get("retry_times"):
             self.counts["retries"] += 1
@@ -137,13 +143,13 @@ class CrawlReport:
             host = self._referer_hosts[referer] = _host(referer.decode("latin-1"))
         return host
 
-    def item_scraped(self, item, response=None, spider=None) -> None:
+    def item_scraped(self, item: Any, response: Response | None = None, spider: Spider | None = None) -> None:
         relevance = ItemAdapter(item).get("relevance") if ItemAdapter.is_item(item) else None
         if isinstance(relevance, Number) and not isinstance(relevance, bool):
-            self.item_relevance.append(float(relevance))
+            self.item_relevance.append(float(cast(SupportsFloat, relevance)))  # numbers.Number has no __float__
 
     # -- the report --------------------------------------------------------------------------
-    def spider_closed(self, spider, reason) -> None:
+    def spider_closed(self, spider: Spider, reason: str) -> None:
         report = self.build(spider.name, reason)
         self._set_stats(report)
         if self.log_summary:
@@ -151,12 +157,12 @@ class CrawlReport:
         if self.path:
             self._write(report)
 
-    def build(self, spider_name: str, reason: str) -> dict:
+    def build(self, spider_name: str, reason: str) -> dict[str, Any]:
         stats = self.stats.get_stats()
         rules = {rule: stats[name] for name, rule in RULE_STATS.items() if stats.get(name)}
         for name, value in stats.items():
             if name.startswith(TRAP_STATS_PREFIX):
-                rules[f"trap_{name[len(TRAP_STATS_PREFIX):]}"] = value
+                rules[f"trap_{name[len(TRAP_STATS_PREFIX) :]}"] = value
         dropped_by_spider_rules = sum(v for k, v in rules.items() if k in SPIDER_SIDE_RULES or k.startswith("trap_"))
         elapsed = time.monotonic() - self.started if self.started is not None else 0.0
         statuses = status_classes(stats)
@@ -196,14 +202,14 @@ class CrawlReport:
             },
         }
 
-    def _relevance_counts(self, stats) -> tuple[int, int]:
+    def _relevance_counts(self, stats: dict[str, Any]) -> tuple[int, int]:
         """Pages scored and relevant ones: the relevance middleware's stats, else the items'."""
         if stats.get("adaptive/pages"):
             return stats["adaptive/pages"], stats.get("adaptive/relevant_pages", 0)
         scores = self.item_relevance
         return len(scores), sum(score >= self.relevant_threshold for score in scores)
 
-    def _set_stats(self, report: dict) -> None:
+    def _set_stats(self, report: dict[str, Any]) -> None:
         for section in ("links", "pages", "time", "documents", "relevance"):
             for name, value in report[section].items():
                 if isinstance(value, dict):
@@ -212,7 +218,7 @@ class CrawlReport:
                 elif value is not None:
                     self.stats.set_value(f"adaptive/report/{section}/{name}", value)
 
-    def _write(self, report: dict) -> None:
+    def _write(self, report: dict[str, Any]) -> None:
         document = {**report, "stats": self.stats.get_stats()}
         try:
             Path(self.path).write_text(json.dumps(document, indent=2, default=_json_default) + "\n", encoding="utf-8")
@@ -220,13 +226,13 @@ class CrawlReport:
             logger.error("Cannot write the crawl report to %s: %s", self.path, exc)
 
 
-def _json_default(value):
+def _json_default(value: object) -> str:
     if isinstance(value, datetime):
         return value.isoformat()
     return str(value)
 
 
-def format_report(report: dict) -> str:
+def format_report(report: dict[str, Any]) -> str:
     """The report as a few aligned lines for the log."""
     links, pages, times = report["links"], report["pages"], report["time"]
     documents, relevance = report["documents"], report["relevance"]
@@ -240,12 +246,17 @@ def format_report(report: dict) -> str:
         f"cross-site {links['cross_site']}, excluded by robots {links['excluded_by_robots']}, "
         f"excluded by rules {links['excluded_by_rules']}" + (f" ({rules})" if rules else ""),
         f"                               redirects {links['redirects']}, retries {links['retries']}",
-        f"  pages visited     {pages['visited']:>8}   status {statuses or 'none'}; download errors {pages['download_errors']}",
+        f"  pages visited     {pages['visited']:>8}   status {statuses or 'none'}; "
+        f"download errors {pages['download_errors']}",
         f"  time              {times['total_seconds']:>7.1f}s   "
         + (f"{1000 * average:.0f} ms per page" if average is not None else "no pages"),
         f"  documents         {documents['total']:>8}   duplicates {documents['duplicates']}",
         "  harvest rate      "
-        + (f"{harvest:>8.3f}   {relevance['relevant_pages']} relevant of {relevance['pages']} pages "
-           f"(relevance >= {relevance['threshold']})" if harvest is not None else "     n/a   no page was scored"),
+        + (
+            f"{harvest:>8.3f}   {relevance['relevant_pages']} relevant of {relevance['pages']} pages "
+            f"(relevance >= {relevance['threshold']})"
+            if harvest is not None
+            else "     n/a   no page was scored"
+        ),
     ]
     return "\n".join(lines)

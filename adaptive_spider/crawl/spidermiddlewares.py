@@ -16,43 +16,55 @@ only successful responses are scored.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import TYPE_CHECKING, Any, cast
+
 from scrapy import Request
 
-from adaptive_spider.relevance.pagetext import is_html
 from adaptive_spider.crawl.state import PARENT_KEY, CrawlState
+from adaptive_spider.relevance.pagetext import is_html
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response, TextResponse
 
 
 class RelevanceMiddleware:
     """Spider middleware that scores pages (rewards) and annotates outgoing links."""
 
-    def __init__(self, state: CrawlState):
+    def __init__(self, state: CrawlState) -> None:
         self.state = state
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> RelevanceMiddleware:
         return cls(CrawlState.of(crawler))
 
-    def process_spider_input(self, response, spider=None):
+    def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
         if is_html(response):
             self.state.analyze(response)
         else:
             self.state.reward_nothing(response.request)
 
-    def process_spider_output(self, response, result, spider=None):
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterable[Any]:
         annotate = self._annotator(response)
         for output in result:
             yield annotate(output)
 
-    async def process_spider_output_async(self, response, result, spider=None):
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
+    ) -> AsyncIterator[Any]:
         annotate = self._annotator(response)
         async for output in result:
             yield annotate(output)
 
-    def _annotator(self, response):
+    def _annotator(self, response: Response) -> Callable[[Any], Any]:
         page_id = self.state.page_id_of(response)
         anchors: dict[str, str] | None = None
 
-        def annotate(output):
+        def annotate(output: Any) -> Any:
             nonlocal anchors
             if not isinstance(output, Request):
                 return output
@@ -60,14 +72,14 @@ class RelevanceMiddleware:
                 output.meta.setdefault(PARENT_KEY, page_id)
             if "link_text" not in output.meta and is_html(response):
                 if anchors is None:
-                    anchors = anchor_texts(response)
+                    anchors = anchor_texts(cast("TextResponse", response))  # is_html: it has a selector
                 output.meta["link_text"] = anchors.get(output.url, "")
             return output
 
         return annotate
 
 
-def anchor_texts(response) -> dict[str, str]:
+def anchor_texts(response: TextResponse) -> dict[str, str]:
     """Absolute URL -> anchor text of the page's links (first anchor wins)."""
     texts: dict[str, str] = {}
     for element in response.selector.root.iter("a"):

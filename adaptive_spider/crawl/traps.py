@@ -32,12 +32,19 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from typing import NamedTuple
+from collections.abc import AsyncIterator, Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import parse_qsl, urlsplit
 
 from scrapy import Request
 
 from adaptive_spider.settings.config import AdaptiveConfig
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +56,14 @@ _DAY = r"(?:0?[1-9]|[12]\d|3[01])"
 #: A year on its own (``/2024/``): a date only when a month follows it.
 _YEAR_TOKEN = re.compile(rf"^{_YEAR}$")
 #: A date of at least year and month in one token: 2024-05, 2024-05-07, 2024_05_07, 20240507.
-_DATE_TOKEN = re.compile(rf"^{_YEAR}(?:[-_.]{_MONTH}(?:[-_.]{_DAY})?|(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))$")
-_MONTH_NAMES = "jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july|august|september|october|november|december"
+_DATE_TOKEN = re.compile(
+    rf"^{_YEAR}(?:[-_.]{_MONTH}(?:[-_.]{_DAY})?"  # separated: 2024-05, 2024_05_07
+    r"|(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))$"  # packed: 20240507
+)
+_MONTH_NAMES = (
+    "jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec"
+    "|january|february|march|april|june|july|august|september|october|november|december"
+)
 _MONTH_OR_DAY = re.compile(rf"^(?:{_DAY}|{_MONTH_NAMES})$")
 _PAGE_SUFFIX = re.compile(r"\.(?:html?|php|aspx?|jsp)$")
 _CALENDAR_PARAM_NAMES = frozenset({"date", "day", "month", "year", "week", "cal", "calendar"})
@@ -86,7 +99,7 @@ def path_segments(path: str) -> list[str]:
     return [segment for segment in path.split("/") if segment]
 
 
-def calendar_family(url: str, parts=None) -> str | None:
+def calendar_family(url: str, parts: UrlParts | None = None) -> str | None:
     """The family of a calendar-like URL (None when the URL is not calendar-like)."""
     parts = parts or split_url(url)
     if not _MAYBE_CALENDAR.search(url, len(parts.scheme) + 3 + len(parts.netloc)):
@@ -120,7 +133,7 @@ def _date_path_prefix(segments: list[str]) -> list[str] | None:
     return None
 
 
-def query_family(url: str, parts=None) -> str | None:
+def query_family(url: str, parts: UrlParts | None = None) -> str | None:
     """Path plus sorted query parameter names (None for a URL without a query)."""
     parts = parts or split_url(url)
     if not parts.query:
@@ -144,13 +157,22 @@ class TrapGuard:
         URL regex -> most distinct URLs matching it.
     """
 
-    def __init__(self, max_path_depth=0, max_segment_repeats=0, calendar_max_pages=0, query_max_variants=0, pattern_limits=None):
+    def __init__(
+        self,
+        max_path_depth: int = 0,
+        max_segment_repeats: int = 0,
+        calendar_max_pages: int = 0,
+        query_max_variants: int = 0,
+        pattern_limits: dict[str, int] | None = None,
+    ) -> None:
         self.max_path_depth = max_path_depth
         self.max_segment_repeats = max_segment_repeats
         # The path rules need more segments than the smaller of their limits.
         self._path_rules_from = min([limit for limit in (max_path_depth, max_segment_repeats) if limit] or [10**9])
         # a run of whole segments, then as many more copies of it back to back
-        self._repeats = re.compile(rf"((?:/[^/]+)+?)\1{{{max_segment_repeats},}}(?:/|$)") if max_segment_repeats else None
+        self._repeats = (
+            re.compile(rf"((?:/[^/]+)+?)\1{{{max_segment_repeats},}}(?:/|$)") if max_segment_repeats else None
+        )
         self.calendar_max_pages = calendar_max_pages
         self.query_max_variants = query_max_variants
         self.patterns = [(re.compile(pattern), pattern, limit) for pattern, limit in (pattern_limits or {}).items()]
@@ -227,25 +249,29 @@ class TrapGuard:
 class TrapGuardMiddleware:
     """Spider middleware that drops the spider's links that lead into crawler traps."""
 
-    def __init__(self, guard: TrapGuard, stats=None):
+    def __init__(self, guard: TrapGuard, stats: StatsCollector | None = None) -> None:
         self.guard = guard
         self.stats = stats
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> TrapGuardMiddleware:
         return cls(TrapGuard.from_config(AdaptiveConfig.from_settings(crawler.settings)), crawler.stats)
 
-    def process_spider_output(self, response, result, spider=None):
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterable[Any]:
         for output in result:
             if self._keep(output):
                 yield output
 
-    async def process_spider_output_async(self, response, result, spider=None):
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
+    ) -> AsyncIterator[Any]:
         async for output in result:
             if self._keep(output):
                 yield output
 
-    def _keep(self, output) -> bool:
+    def _keep(self, output: Any) -> bool:
         if not isinstance(output, Request):
             return True
         reason = self.guard.reason_to_drop(output.url)

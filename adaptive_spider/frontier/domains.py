@@ -11,6 +11,7 @@ before a request is released (slow, unreliable and capped domains).
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Iterator
 from statistics import median
 
 import numpy as np
@@ -26,7 +27,17 @@ COUNT_SCALE = 1000.0
 class DomainProfile:
     """Counters of one domain (plain Python, cheap to update and to pickle)."""
 
-    __slots__ = ("name", "attempts", "failures", "dns_failures", "statuses", "latencies", "pages", "relevance_sum", "released")
+    __slots__ = (
+        "name",
+        "attempts",
+        "failures",
+        "dns_failures",
+        "statuses",
+        "latencies",
+        "pages",
+        "relevance_sum",
+        "released",
+    )
 
     def __init__(self, name: str):
         self.name = name
@@ -87,7 +98,7 @@ class DomainProfiles:
     def __len__(self) -> int:
         return len(self.profiles)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[DomainProfile]:
         return iter(self.profiles)
 
     def id_of(self, domain: str) -> int:

@@ -15,6 +15,8 @@ ones ("The model layer") score high, the links of other sections do not.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from adaptive_spider.frontier.features import N_STATIC
@@ -88,7 +90,9 @@ class PageLog:
         scores = (self.group_sum[ids] + self.relevance[pages]) / (self.group_n[ids] + 1.0)
         return np.where(valid, scores, 0.0).astype(np.float32)
 
-    def add_child(self, page_id: int, static: np.ndarray, domain_id: int, prior: float = 0.0, group_id: int = -1) -> None:
+    def add_child(
+        self, page_id: int, static: np.ndarray, domain_id: int, prior: float = 0.0, group_id: int = -1
+    ) -> None:
         """Keep the first ``max_children`` outlinks of a page as its next actions."""
         if not 0 <= page_id < self.size:
             return
@@ -111,7 +115,7 @@ class PageLog:
         mask = np.arange(self.max_children)[None, :] < counts[:, None]
         return self.child_static[rows], self.child_domain[rows], self.child_group[rows], self.child_prior[rows], mask
 
-    def _grow(self, columns) -> None:
+    def _grow(self, columns: Iterable[str]) -> None:
         for name in columns:
             column = getattr(self, name)
             setattr(self, name, np.concatenate([column, np.zeros_like(column)]))

@@ -9,9 +9,13 @@ counts the query terms of the preview once for both readers.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from adaptive_spider.relevance.scoring import QueryTerms, url_words_of
+
+if TYPE_CHECKING:
+    from scrapy import Request
 
 
 class LinkPreview:
@@ -19,7 +23,7 @@ class LinkPreview:
 
     __slots__ = ("domain", "path_depth", "has_query", "term_ids")
 
-    def __init__(self, domain: str, path_depth: int, has_query: bool, term_ids: tuple[int, ...]):
+    def __init__(self, domain: str, path_depth: int, has_query: bool, term_ids: tuple[int, ...]) -> None:
         self.domain = domain
         self.path_depth = path_depth
         self.has_query = has_query
@@ -27,7 +31,7 @@ class LinkPreview:
         self.term_ids = term_ids
 
     @classmethod
-    def of(cls, request, terms: QueryTerms, anchor: str) -> LinkPreview:
+    def of(cls, request: Request, terms: QueryTerms, anchor: str) -> LinkPreview:
         # A plain urlsplit, not Scrapy's urlparse_cached: filling its weakly keyed
         # cache costs more than the parse, and nothing reads this request's parse
         # again (the frontier packs the request; a new one leaves it).

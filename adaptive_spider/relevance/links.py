@@ -18,15 +18,18 @@ judge links whose own anchor says little ("Aggregation" under "The model layer")
 from __future__ import annotations
 
 import posixpath
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 from scrapy.linkextractors import IGNORED_EXTENSIONS
 
+if TYPE_CHECKING:
+    from scrapy.http import TextResponse
+
 SOURCE_EXTENSIONS = (
     "txt", "rst", "md", "ipynb", "py", "pyc", "c", "h", "cpp", "java", "sh", "json", "xml", "csv",
     "tsv", "yaml", "yml", "ini", "cfg", "toml", "diff", "patch", "map", "woff", "woff2", "ttf", "eot",
-)
+)  # fmt: skip
 _IGNORED = frozenset(f".{ext}" for ext in (*IGNORED_EXTENSIONS, *SOURCE_EXTENSIONS))
 _SCHEMES = ("http", "https")
 
@@ -41,7 +44,7 @@ class PageLink(NamedTuple):
     context: str
 
 
-def extract_links(response) -> list[PageLink]:
+def extract_links(response: TextResponse) -> list[PageLink]:
     """Each distinct followable link of a page: absolute URL without fragment,
     anchor text and context (the headings above it and its enclosing list label)."""
     links: dict[str, PageLink] = {}
@@ -69,11 +72,12 @@ def extract_links(response) -> list[PageLink]:
     return list(links.values())
 
 
-def _text(element) -> str:
+# Elements are lxml's (no type information).
+def _text(element: Any) -> str:
     return " ".join(" ".join(element.itertext()).split())
 
 
-def _list_label(link) -> str:
+def _list_label(link: Any) -> str:
     """Label of the list item that the link's own list item is nested in."""
     item = link.getparent()
     for _ in range(4):  # the link's own <li>, possibly through <p> or <span>
