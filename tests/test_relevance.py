@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from adaptive_spider.relevance.scoring import PageFields, QueryTerms, RelevanceScorer, light_stem, url_words
+from adaptive_spider.relevance.pagetext import PageFields
+from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer, light_stem, url_words
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from scrapy.exceptions import DropItem
 from scrapy.utils.test import get_crawler
@@ -9,6 +11,7 @@ from scrapy.utils.test import get_crawler
 from adaptive_spider.demo.site import QUERY, DemoSite
 from adaptive_spider.demo.traps import TrapSite, serve
 from adaptive_spider.crawl.duplicates import DuplicateContentPipeline, content_digest
+from adaptive_spider.relevance.pagetext import content_sha1
 from spiders.focused import FocusedSpider
 from tests.conftest import crawl_test, project_settings, run_crawl
 
@@ -25,6 +28,33 @@ def test_content_digest_prefers_the_declared_sha1_and_normalises_text():
     assert content_digest({"sha1": "ab" * 20, "text": "x"}) == bytes.fromhex("ab" * 20)
     assert content_digest({"text": "a  b\n c"}) == content_digest({"body": "a b c"})
     assert content_digest({"title": "no content field"}) is None
+
+
+def test_content_sha1_makes_whitespace_runs_one_space():
+    assert content_sha1(" a  b\n\tc ") == content_sha1("a b c") == hashlib.sha1(b"a b c").hexdigest()
+    assert content_sha1("a b c") != content_sha1("a bc")
+
+
+@pytest.mark.parametrize("page_item_first", [True, False])
+def test_a_page_items_sha1_and_the_digest_of_the_same_text_agree(page_item_first):
+    """The crawl's ``sha1`` of a page and the pipeline's digest of an item that has only the
+    page's text (spaced otherwise) are one hash: whichever comes second is dropped."""
+    from scrapy import Request, Spider
+    from scrapy.http import HtmlResponse
+
+    from adaptive_spider.crawl.state import CrawlState
+
+    state = CrawlState.of(get_crawler(Spider, {"ADAPTIVE_QUERY": "event loop"}))
+    url = "http://docs.test/loop.html"
+    body = b"<html><head><title>Loop</title></head><body><h1>Event loop</h1><p>Runs\n  tasks.</p></body></html>"
+    analysis = state.analyze(HtmlResponse(url, body=body, request=Request(url)))
+    page_item = {"url": url, "text": analysis.fields.body, "sha1": analysis.sha1}
+    text_only = {"url": "http://mirror.test/loop", "content": analysis.fields.body.replace(" ", "\n  ")}
+    first, second = (page_item, text_only) if page_item_first else (text_only, page_item)
+    dropping = pipeline(ADAPTIVE_DROP_DUPLICATES=True)
+    assert dropping.process_item(first) is first
+    with pytest.raises(DropItem):
+        dropping.process_item(second)
 
 
 def test_duplicates_are_counted_and_dropped_when_asked(tmp_path):

@@ -11,27 +11,23 @@ import numpy as np
 import pytest
 
 from adaptive_spider.relevance.scoring import QueryTerms
-from adaptive_spider.sufficiency.estimator import (
-    PageText,
-    SufficiencyEstimator,
+from adaptive_spider.sufficiency.estimator import SufficiencyEstimator
+from adaptive_spider.sufficiency.metrics import (
     combine,
     consistency,
     coverage,
     domain_coverage,
-    evaluate_knowledge_base,
-    hamming,
     inverse_document_frequency,
-    is_page_item,
-    read_knowledge_base,
     redundancy,
     saturation,
-    simhash,
-    simhash_words,
     term_coverage,
     term_importance,
     term_saturation,
     trimmed_mean,
 )
+from adaptive_spider.sufficiency.offline import evaluate_knowledge_base, read_knowledge_base
+from adaptive_spider.sufficiency.pages import KnowledgePage, is_page_item
+from adaptive_spider.sufficiency.simhash import hamming, simhash, simhash_words
 
 WORDS = "the river boat carried grain along quiet banks while herons watched from reeds near old mills".split()
 
@@ -258,10 +254,10 @@ def test_offline_recomputation_skips_non_page_items(tmp_path):
         list(read_knowledge_base(broken))
 
 
-def test_page_text_tolerates_odd_fields():
-    text_ = PageText.from_item({"url": "http://x.test/", "headings": ["A", "B"], "relevance": float("nan")})
-    assert text_.headings == "A B" and text_.relevance == 0.0 and text_.body == ""
-    assert PageText.from_item({"url": "u", "relevance": 7}).relevance == 1.0
+def test_knowledge_page_tolerates_odd_fields():
+    page = KnowledgePage.from_item({"url": "http://x.test/", "headings": ["A", "B"], "relevance": float("nan")})
+    assert page.fields.headings == "A B" and page.relevance == 0.0 and page.fields.body == ""
+    assert KnowledgePage.from_item({"url": "u", "relevance": 7}).relevance == 1.0
 
 
 def test_the_crawls_term_counts_are_the_estimators_own():
@@ -272,7 +268,7 @@ def test_the_crawls_term_counts_are_the_estimators_own():
     from scrapy.utils.test import get_crawler
 
     from adaptive_spider.crawl.state import CrawlState
-    from adaptive_spider.sufficiency.estimator import field_counts
+    from adaptive_spider.sufficiency.pages import field_counts
 
     crawler = get_crawler(Spider, {"ADAPTIVE_QUERY": "json encoding decoding", "ADAPTIVE_KEYWORDS": "serialize"})
     state = CrawlState.of(crawler)

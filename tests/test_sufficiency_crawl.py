@@ -21,7 +21,7 @@ from scrapy.crawler import CrawlerRunner
 from adaptive_spider.demo.site import DemoSite, serve
 from adaptive_spider.items import PageItem
 from adaptive_spider.crawl.state import CrawlState
-from adaptive_spider.sufficiency.estimator import evaluate_knowledge_base, read_knowledge_base
+from adaptive_spider.sufficiency.offline import evaluate_knowledge_base, read_knowledge_base
 from spiders.focused import FocusedSpider
 from tests.conftest import CrawlResult, crawl_test, project_settings, run_crawl
 

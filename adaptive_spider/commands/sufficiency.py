@@ -22,7 +22,9 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from adaptive_spider.settings.config import AdaptiveConfig, parse_list
-from adaptive_spider.sufficiency.estimator import estimator_from_config, is_page_item, read_knowledge_base
+from adaptive_spider.sufficiency.knowledge import estimator_from_config
+from adaptive_spider.sufficiency.offline import read_knowledge_base
+from adaptive_spider.sufficiency.pages import is_page_item
 
 
 def replay_stop(history, config) -> tuple[int | None, str | None]:

@@ -4,11 +4,12 @@ dropped when asked.
 Canonical URLs catch duplicates whose URLs differ in known ways; the rest (a
 page served at ``/a`` and ``/a/index.html``, mirrors, printer versions) have
 equal content. The pipeline takes each item's content SHA-1 — the ``sha1``
-field when the item has one (the ``focused`` spider's page items: the SHA-1 of
-the page's normalised text), otherwise the SHA-1 of its whitespace-normalised
-``text``, ``body`` or ``content`` field — and counts items whose digest was
-seen before. With ``ADAPTIVE_DROP_DUPLICATES = True`` they are dropped.
-Items without any of these fields pass untouched.
+field when the item has one (the ``focused`` spider's page items), otherwise
+:func:`~adaptive_spider.relevance.pagetext.content_sha1` of its ``text``,
+``body`` or ``content`` field, the hash the spider puts in ``sha1`` (so an item
+with the text of an earlier page item is its duplicate) — and counts items
+whose digest was seen before. With ``ADAPTIVE_DROP_DUPLICATES = True`` they are
+dropped. Items without any of these fields pass untouched.
 
 With JOBDIR, the digests seen are appended to ``JOBDIR/content.sha1`` as the
 crawl goes (flushed, so they survive a killed process), and a resumed crawl
@@ -18,15 +19,16 @@ and ``adaptive/duplicates_dropped``.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem
 from scrapy.utils.job import job_dir
 
+from adaptive_spider.relevance.pagetext import content_sha1
 from adaptive_spider.settings.config import AdaptiveConfig
 
 logger = logging.getLogger(__name__)
@@ -37,7 +39,7 @@ _SHA1_HEX = re.compile(r"^[0-9a-f]{40}$")
 _DIGEST_SIZE = 20
 
 
-def content_digest(item) -> bytes | None:
+def content_digest(item: Any) -> bytes | None:
     """The 20-byte SHA-1 of an item's content (None: the item has no content field)."""
     adapter = ItemAdapter(item)
     declared = adapter.get("sha1")
@@ -46,7 +48,7 @@ def content_digest(item) -> bytes | None:
     for name in TEXT_FIELDS:
         value = adapter.get(name)
         if isinstance(value, str):
-            return hashlib.sha1(" ".join(value.split()).encode("utf-8", "replace")).digest()
+            return bytes.fromhex(content_sha1(value))
     return None
 
 
@@ -58,7 +60,7 @@ class DuplicateContentPipeline:
         self.jobdir = jobdir
         self.stats = stats
         self.first_url: dict[bytes, str] = {}
-        self._file = None
+        self._file: BinaryIO | None = None
 
     @classmethod
     def from_crawler(cls, crawler):

@@ -45,7 +45,7 @@ from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.defer import deferred_from_coro
 
 from adaptive_spider.crawl.state import CrawlState
-from adaptive_spider.sufficiency.estimator import PageText, is_page_item
+from adaptive_spider.sufficiency.pages import KnowledgePage, is_page_item
 
 logger = logging.getLogger(__name__)
 
@@ -92,15 +92,15 @@ class SufficiencyPipeline:
         adapter = ItemAdapter(item)
         if not is_page_item(adapter):
             return item
-        page = PageText.from_item(adapter)
-        page.counts = self.state.take_field_counts(page.url)
+        page = KnowledgePage.from_item(adapter)
+        page.counts = self.state.take_field_counts(page.fields.url)
         self.estimator.update(page)
-        self._track_promise(page.url)
+        self._track_promise(page.fields.url)
         if logger.isEnabledFor(logging.DEBUG):
             gain, url = self.best_link() if self._has_link_values() else (0.0, None)
             logger.debug(
                 "Sufficiency after %s (relevance %.3f): IS %.3f, best gain %.3f (%s)",
-                page.url, page.relevance, self.estimator.metrics().sufficiency, gain, url,
+                page.fields.url, page.relevance, self.estimator.metrics().sufficiency, gain, url,
                 extra={"spider": self.crawler.spider},
             )
         if self.config.self_stop and self._closing is None:

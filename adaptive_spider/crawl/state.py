@@ -22,9 +22,9 @@ from scrapy.utils.httpobj import urlparse_cached
 from adaptive_spider.settings.config import AdaptiveConfig
 from adaptive_spider.frontier.domains import DomainProfiles
 from adaptive_spider.frontier.pagelog import PageLog
-from adaptive_spider.relevance.pagetext import content_sha1, page_fields
-from adaptive_spider.relevance.scoring import PageFields, QueryTerms, RelevanceScorer, link_preview_text
-from adaptive_spider.sufficiency.estimator import KnowledgeState
+from adaptive_spider.relevance.pagetext import PageFields, content_sha1, page_fields
+from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer, link_preview_text
+from adaptive_spider.sufficiency.knowledge import KnowledgeState
 
 logger = logging.getLogger(__name__)
 

@@ -1,16 +1,51 @@
-"""The text of an HTML page, split into the fields relevance is computed over."""
+"""The text of a page, split into the fields relevance and sufficiency are computed over.
+
+One model of a page's text (:class:`PageFields`) serves the crawl's relevance scorer, which
+builds it from a response, and the sufficiency estimator, which builds it from a page item;
+one content hash (:func:`content_sha1`) serves the items, the duplicate-content pipeline
+and the estimator, so they agree on which pages have the same content.
+"""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from lxml import etree
-
-from adaptive_spider.relevance.scoring import PageFields
 
 _NON_TEXT = ("script", "style", "noscript", "template")
 #: The text of an element, in C (a fraction of the cost of joining its itertext()).
 _STRING = etree.XPath("string()", smart_strings=False)
+
+
+@dataclass
+class PageFields:
+    """The text fields of a page that relevance and sufficiency are computed over."""
+
+    url: str
+    title: str = ""
+    headings: str = ""
+    body: str = ""
+    #: Share of the body's text inside links (navigation pages are near 1).
+    link_density: float = 0.0
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> PageFields:
+        """From a page item: url, title, headings (a list or a string) and text (the body).
+
+        A feed keeps no link density, so it is 0.
+        """
+        headings = item.get("headings") or ""
+        if not isinstance(headings, str):
+            headings = " ".join(str(h) for h in headings)
+        return cls(
+            url=str(item.get("url") or ""),
+            title=str(item.get("title") or ""),
+            headings=headings,
+            body=str(item.get("text") or ""),
+        )
 
 
 def normalize_space(text: str) -> str:
@@ -55,7 +90,7 @@ def is_html(response) -> bool:
     return content_type in (b"text/html", b"application/xhtml+xml", b"")
 
 
-def page_fields(response) -> tuple[PageFields, list[str]]:
+def page_fields(response: Any) -> tuple[PageFields, list[str]]:
     """Title, headings and body text of an HTML response (and the headings as a list)."""
     root = response.selector.root
     title_element = root.find("head/title")
@@ -69,5 +104,11 @@ def page_fields(response) -> tuple[PageFields, list[str]]:
 
 
 def content_sha1(text: str) -> str:
-    """SHA-1 of a page's normalised text: equal for pages that only differ in markup."""
-    return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()
+    """SHA-1 (hex) of a page's text with every run of whitespace made one space and the ends
+    stripped (:func:`normalize_space`): equal for pages that differ only in markup or layout.
+
+    The one content hash of the package: a page item's ``sha1``, the duplicate-content
+    pipeline's digest of an item without one and the sufficiency estimator's exact-duplicate
+    test all come from here, so they agree.
+    """
+    return hashlib.sha1(normalize_space(text).encode("utf-8", "replace")).hexdigest()

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import numpy as np
+
+if TYPE_CHECKING:  # pagetext imports this module: PageFields is only named in annotations here
+    from adaptive_spider.relevance.pagetext import PageFields
 
 STOP_WORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before
@@ -141,18 +144,6 @@ class QueryTerms:
         for word in self._pattern.findall(text):
             found.update(self.terms_of(word))
         return tuple(sorted(found)) if found else ()
-
-
-@dataclass
-class PageFields:
-    """The text fields of a page that relevance is computed over."""
-
-    url: str
-    title: str = ""
-    headings: str = ""
-    body: str = ""
-    #: Share of the body's text inside links (navigation pages are near 1).
-    link_density: float = 0.0
 
 
 class RelevanceScorer:

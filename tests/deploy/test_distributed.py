@@ -27,7 +27,8 @@ from adaptive_spider.distributed.scheduler import DistributedScheduler
 from adaptive_spider.distributed.sync import DomainProfileSync, ModelSync, TermStatisticsSync
 from adaptive_spider.frontier.domains import DomainProfiles
 from adaptive_spider.frontier.learn.qnet import QNetwork
-from adaptive_spider.relevance.scoring import PageFields, QueryTerms, RelevanceScorer
+from adaptive_spider.relevance.pagetext import PageFields
+from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer
 from spiders.focused import FocusedSpider
 from tests.conftest import crawl_test, project_settings, run_crawl
 from tests.deploy.conftest import PROJECT, clean_env, read_jsonl

@@ -1,0 +1,57 @@
+"""A page as the knowledge base takes it in: its text fields, the crawl's verdict on it
+(relevance, content hash) and, when the crawl counted them already, its query-term counts.
+
+Pages come from the crawl's page items (live, through the sufficiency pipeline) or from a
+saved feed (offline); both are items, so one adapter reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from adaptive_spider.relevance.pagetext import PageFields
+from adaptive_spider.relevance.scoring import QueryTerms, url_words
+
+#: The fields a page's query terms are counted in, in the order of the counts' rows: the
+#: relevance scorer's, whose counts the estimator reuses (a test checks they agree).
+FIELDS = ("title", "headings", "body", "url")
+
+
+@dataclass
+class KnowledgePage:
+    """One page for the estimator: its text, its relevance in [0, 1] and its content SHA-1."""
+
+    fields: PageFields
+    relevance: float = 0.0
+    #: The page's content SHA-1 (hex) when the crawl computed it; "" when unknown.
+    sha1: str = ""
+    #: Query-term counts per field (fields x terms) when already known (the crawl's analysis).
+    counts: np.ndarray | None = None
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> KnowledgePage:
+        """From a page item: its text fields, relevance (clipped to [0, 1]; NaN counts as 0) and sha1."""
+        relevance = float(item.get("relevance") or 0.0)
+        return cls(PageFields.from_item(item), min(1.0, max(0.0, relevance)), str(item.get("sha1") or ""))
+
+
+def is_page_item(item: Mapping[str, Any]) -> bool:
+    """A page of the crawl (the focused spider's PageItem, or any item with url and
+    relevance), not a template document or another kind of item."""
+    try:
+        if "template" in item or "url" not in item or "relevance" not in item:
+            return False
+        relevance = item["relevance"]
+    except (TypeError, KeyError):
+        return False
+    return isinstance(relevance, (int, float)) and not isinstance(relevance, bool)
+
+
+def field_counts(terms: QueryTerms, title: str, headings: str, body: str, url: str) -> np.ndarray:
+    """Occurrences of each query term per field (fields x terms), in :data:`FIELDS` order."""
+    texts = (title.lower(), headings.lower(), body.lower(), url_words(url))
+    return np.vstack([terms.count(text) for text in texts]) if len(terms) else np.zeros((len(FIELDS), 0))
