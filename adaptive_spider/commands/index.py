@@ -10,7 +10,8 @@ from adaptive_spider.search import Analyzer, SearchIndex
 from adaptive_spider.search.analysis import DEFAULT_MIN_LENGTH, DEFAULT_STEMMER, DEFAULT_STOP_WORDS
 from adaptive_spider.search.command import SearchCommand
 from adaptive_spider.search.errors import SearchError
-from adaptive_spider.search.index import DEFAULT_B, DEFAULT_K, text_fields_of
+from adaptive_spider.search.fields import text_fields_of
+from adaptive_spider.search.index import DEFAULT_B, DEFAULT_K
 from adaptive_spider.search.sources import read_documents
 from adaptive_spider.search.storage import index_file
 
@@ -34,22 +35,17 @@ def guess_text_fields(record: dict, id_field: str) -> list[str]:
 class Command(SearchCommand):
     name = "index"
 
-    def syntax(self) -> str:
-        return "--input FILE --index DIR [options]"
-
-    def short_desc(self) -> str:
-        return "Add documents from a JSONL/JSON/CSV file to a search index"
-
-    def long_desc(self) -> str:
-        return ("Add the records of FILE (a Scrapy feed or any JSON lines, JSON array or CSV "
-                "file) to the search index in DIR, creating it if needed. Records with an id "
-                "already in the index replace the old ones. Analyzer options only apply when "
-                "the index is created (or with --new).")
+    usage = "--input FILE --index DIR [options]"
+    summary = "Add documents from a JSONL/JSON/CSV file to a search index"
+    description = ("Add the records of FILE (a Scrapy feed or any JSON lines, JSON array or CSV "
+                   "file) to the search index in DIR, creating it if needed. Records with an id "
+                   "already in the index replace the old ones. Analyzer options only apply when "
+                   "the index is created (or with --new).")
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("--input", "-i", required=True, metavar="FILE", help="file to index")
-        parser.add_argument("--index", required=True, metavar="DIR", help="index directory")
+        self.add_index_option(parser)
         parser.add_argument("--format", choices=["jsonl", "json", "csv", "tsv"],
                             help="input format (default: from the file name)")
         parser.add_argument("--id-field", metavar="F", help="id field (default: id or url)")
@@ -63,8 +59,7 @@ class Command(SearchCommand):
         parser.add_argument("--stemmer", default=DEFAULT_STEMMER, metavar="NAME",
                             help="Snowball stemmer (porter, english, german, ...) or 'none' "
                                  "(default: %(default)s)")
-        parser.add_argument("--k", type=float, default=DEFAULT_K, help="BM25 k (default: %(default)s)")
-        parser.add_argument("--b", type=float, default=DEFAULT_B, help="BM25 b (default: %(default)s)")
+        self.add_bm25_options(parser, DEFAULT_K, DEFAULT_B)
         parser.add_argument("--q", type=int, default=3, help="q-gram length for fuzzy search")
         parser.add_argument("--new", action="store_true", help="replace an existing index")
 

@@ -33,27 +33,21 @@ def one_line(text, width: int) -> str:
 class Command(SearchCommand):
     name = "search"
 
-    def syntax(self) -> str:
-        return '--index DIR [options] "query"  |  --index DIR --queries FILE.tsv --run OUT.txt'
-
-    def short_desc(self) -> str:
-        return "Search an index built with 'scrapy index'"
-
-    def long_desc(self) -> str:
-        return ("Rank the documents of the index in DIR for a query with BM25 (union of the "
-                "query words' postings; unknown words are corrected to the closest indexed "
-                "word). With --queries and --run, search every 'id<TAB>query' line of a file "
-                "and write a TREC run file (qid Q0 docid rank score tag).")
+    usage = '--index DIR [options] "query"  |  --index DIR --queries FILE.tsv --run OUT.txt'
+    summary = "Search an index built with 'scrapy index'"
+    description = ("Rank the documents of the index in DIR for a query with BM25 (union of the "
+                   "query words' postings; unknown words are corrected to the closest indexed "
+                   "word). With --queries and --run, search every 'id<TAB>query' line of a file "
+                   "and write a TREC run file (qid Q0 docid rank score tag).")
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
-        parser.add_argument("--index", required=True, metavar="DIR", help="index directory")
+        self.add_index_option(parser)
         parser.add_argument("--top", type=int, default=None, metavar="N",
                             help="number of results (default: 10; 1000 with --run)")
         parser.add_argument("--json", action="store_true", help="print results as JSON")
         parser.add_argument("--fields", metavar="A,B", help="fields to show")
-        parser.add_argument("--k", type=float, help="BM25 k (default: the index's)")
-        parser.add_argument("--b", type=float, help="BM25 b (default: the index's)")
+        self.add_bm25_options(parser)
         parser.add_argument("--word-weights", metavar="W=N,...",
                             help="add N to a result's score when it has word W, e.g. freiburg=5")
         parser.add_argument("--formula", metavar="EXPR",

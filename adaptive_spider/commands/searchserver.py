@@ -12,16 +12,12 @@ from adaptive_spider.search.webapp import SearchApp, index_names, make_server, p
 class Command(SearchCommand):
     name = "searchserver"
 
-    def syntax(self) -> str:
-        return "--index [NAME=]DIR [--index ...] [--host 127.0.0.1] [--port 8080]"
-
-    def short_desc(self) -> str:
-        return "Serve a search result page for indexes built with 'scrapy index'"
+    usage = "--index [NAME=]DIR [--index ...] [--host 127.0.0.1] [--port 8080]"
+    summary = "Serve a search result page for indexes built with 'scrapy index'"
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
-        parser.add_argument("--index", action="append", required=True, metavar="[NAME=]DIR",
-                            help="index to serve (repeat for an index selector)")
+        self.add_index_option(parser, several=True)
         parser.add_argument("--host", default="127.0.0.1",
                             help="address to bind (default: %(default)s, this machine only)")
         parser.add_argument("--port", type=int, default=8080, help="port (default: %(default)s; 0: any free port)")

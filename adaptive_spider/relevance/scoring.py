@@ -9,6 +9,13 @@ and URL words) for the frontier's ``anchor_similarity`` feature.
 
 Term statistics (document frequencies) come from the pages of the crawl itself,
 updated incrementally, so the scorer needs no corpus beforehand.
+
+Words, stop words and stems come from :mod:`adaptive_spider.text` and the BM25 formulas
+from :mod:`adaptive_spider.bm25`, shared with the search index.  The crawl keeps its own
+choices among them, for reasons given there: ASCII words (the term counter's pattern
+and the link-preview fast path rely on them), its query stop list, a light stemmer
+whose stems are prefixes of the words they match (Snowball stems are not), an idf that
+stays up for terms on most pages, and the [0, 1) form of the tf saturation.
 """
 
 from __future__ import annotations
@@ -20,39 +27,23 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from adaptive_spider.bm25 import crawl_idf, length_norm, tf_saturation
+from adaptive_spider.text import QUERY_STOP_WORDS, ascii_words, is_content_word, light_stem
+
 if TYPE_CHECKING:  # pagetext imports this module: PageFields is only named in annotations here
     from adaptive_spider.relevance.pagetext import PageFields
 
-STOP_WORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers him his how i if in into is it its itself just
-    me more most my no nor not now of off on once only or other our out over own same she should
-    so some such than that the their them then there these they this those through to too under
-    until up very was we were what when where which while who whom why will with would you your
-    using use used via vs versus etc""".split()
-)
+#: The crawl's stop list for query words (kept under its old name for importers).
+STOP_WORDS = QUERY_STOP_WORDS
 #: Terms this long or longer match as prefixes ("cluster" matches "clustering").
 PREFIX_MIN_LENGTH = 4
 MAX_TERMS = 64
-_WORD = re.compile(r"[a-z0-9]+")
 _URL_NOISE = frozenset({"http", "https", "www", "html", "htm", "php", "asp", "aspx", "index", "com", "org", "net", "test"})
-
-
-def light_stem(word: str) -> str:
-    """Strip common English inflections; enough to match plurals and -ing/-ed forms."""
-    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("es", ""), ("s", ""), ("ing", ""), ("ed", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith(("ss", "us", "is")):
-            stem = word[: len(word) - len(suffix)] + keep
-            if suffix == "es" and not stem.endswith(("ss", "x", "ch", "sh", "z")):
-                stem = word[:-1]
-            return stem
-    return word
 
 
 def tokenize(text: str) -> list[str]:
     """Lowercase word tokens of a text, without stop words and one-letter words."""
-    return [w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOP_WORDS]
+    return [word for word in ascii_words(text) if is_content_word(word, QUERY_STOP_WORDS)]
 
 
 def link_preview_text(anchor: str, url: str) -> str:
@@ -68,7 +59,7 @@ def url_words(url: str) -> str:
 
 def url_words_of(hostname: str, path: str, query: str) -> str:
     """:func:`url_words` of a URL already split (for a caller that parsed it anyway)."""
-    words = _WORD.findall(f"{hostname} {path} {query}".lower())
+    words = ascii_words(f"{hostname} {path} {query}")
     return " ".join([w for w in words if w not in _URL_NOISE])
 
 
@@ -191,7 +182,7 @@ class RelevanceScorer:
 
     # -- statistics ------------------------------------------------------------
     def idf(self) -> np.ndarray:
-        return np.log1p((self.n_pages + 1.0) / (self.doc_freq + 0.5))
+        return crawl_idf(self.n_pages, self.doc_freq)
 
     def _term_weights(self) -> np.ndarray:
         return self.terms.weights * self.idf()
@@ -233,9 +224,8 @@ class RelevanceScorer:
             average = np.maximum(self.length_sums / self.n_pages, 1.0)
         else:
             average = np.maximum(lengths, 1.0)
-        norm = 1.0 - self.b + self.b * lengths / average
-        tf = counts / norm[:, None]
-        saturation = tf / (self.k1 + tf)
+        norm = length_norm(lengths, average, self.b)
+        saturation = tf_saturation(counts, norm[:, None], self.k1)
         weights = self._term_weights()
         coverage = (saturation * weights).sum(axis=1) / weights.sum()
         mixed = float((self.field_weights * coverage).sum() / self.field_weights.sum())

@@ -4,36 +4,21 @@ An :class:`Analyzer` lowercases text, splits it at every character that is
 not a letter or digit, drops stop words and small words, and optionally stems
 what remains.  Indexing and querying must use the same analyzer, so the index
 stores the analyzer's parameters (:meth:`Analyzer.get_params`) with the data.
+
+The word split, the English stop list and the small-word rule come from
+:mod:`adaptive_spider.text`, shared with the crawl's relevance scores.  The crawl
+does not use this analyzer, for reasons given there: it splits ASCII words only,
+drops query-phrasing words, and stems lightly so that a stem stays a prefix of
+the words it matches; search stems with Snowball, which ranks better.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from adaptive_spider.text import ENGLISH_STOP_WORDS, MIN_LENGTH, is_content_word, words
+
 from .errors import SearchError
-
-# Letters and digits of any script; everything else (punctuation, symbols,
-# underscores, whitespace) separates words.
-_WORD = re.compile(r"[^\W_]+")
-
-#: English function words written for this project (articles, pronouns,
-#: auxiliaries, prepositions, conjunctions, question words).  Chosen by the
-#: Cranfield measurements in docs/search.md: it beats no list and a 33-word one.
-ENGLISH_STOP_WORDS = frozenset(
-    """
-    a about above after again against all am an and any are as at be because
-    been before being below between both but by can could did do does doing
-    down during each few for from further had has have having he her here hers
-    herself him himself his how i if in into is it its itself just me more most
-    my myself no nor not now of off on once only or other our ours ourselves
-    out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up
-    very was we were what when where which while who whom why will with would
-    you your yours yourself yourselves also may might must shall upon via
-    whether within without etc yet
-    """.split()
-)
 
 #: A short list of the most frequent English words, for comparison.
 SHORT_STOP_WORDS = frozenset(
@@ -46,7 +31,7 @@ SHORT_STOP_WORDS = frozenset(
 #: Defaults chosen on Cranfield (docs/search.md, "Choosing the defaults"):
 #: Porter and Snowball English tie there (MAP .3454 vs .3452 on the tuning half).
 DEFAULT_STOP_WORDS = "english"
-DEFAULT_MIN_LENGTH = 1
+DEFAULT_MIN_LENGTH = MIN_LENGTH
 DEFAULT_STEMMER = "porter"
 
 NAMED_STOP_LISTS = {"english": ENGLISH_STOP_WORDS, "short": SHORT_STOP_WORDS, "none": frozenset()}
@@ -66,16 +51,11 @@ def load_stop_words(spec: str | None) -> frozenset[str]:
     path = Path(spec)
     if path.is_file():
         lines = path.read_text(encoding="utf-8").splitlines()
-        words = (line.split("#", 1)[0].strip().lower() for line in lines)
-        return frozenset(word for word in words if word)
+        entries = (line.split("#", 1)[0].strip().lower() for line in lines)
+        return frozenset(word for word in entries if word)
     if "/" in spec or spec.endswith(".txt"):
         raise SearchError(f"stop-word file not found: {spec}")
     return frozenset(word.strip().lower() for word in spec.split(",") if word.strip())
-
-
-def words(text: str) -> list[str]:
-    """Lowercase *text* and split it into words of letters and digits."""
-    return _WORD.findall(text.lower())
 
 
 class _TermCache(dict):
@@ -151,7 +131,7 @@ class Analyzer:
 
     def keeps(self, word: str) -> bool:
         """Whether *word* (lowercase) is indexed at all."""
-        return len(word) > self.min_length and word not in self._stops
+        return is_content_word(word, self._stops, self.min_length)
 
     def stem(self, word: str) -> str:
         """The stem of a lowercase *word* (uncached; use :meth:`term`)."""

@@ -7,17 +7,23 @@ PED(x, y) = min over prefixes y' of y of ED(x, y') is at most delta, then
 ``|Q(x) ∩ Q(y)| >= |Q(x)| - q * delta`` (each edit destroys at most q of x's
 q-grams).  Candidates that fail this count filter are never compared;
 survivors are checked with a bit-parallel edit distance.
+
+On top of it, :func:`correct_query` rewrites the unknown words of a query and
+:func:`complete_text` completes the last word of a partly typed one.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from .analysis import words
 from .errors import SearchError
+from .synonyms import SynonymDictionary
 
 
 class PrefixDistance:
@@ -192,3 +198,53 @@ class QGramIndex:
             if close:
                 return min(close, key=lambda m: (m.ed, -m.count, m.word))
         return None
+
+
+def correct_query(query: str, term: Callable[[str], str], known: Callable[[str], bool],
+                  matcher: Callable[[], QGramIndex] | None) -> tuple[list[str], dict[str, str]]:
+    """Index terms of *query* (repeats kept) and the corrections made for unknown words.
+
+    *term* turns a word into its index term ("" for a word not indexed); a word
+    whose term is *known* is never rewritten; an unknown word is replaced by the
+    closest vocabulary word of *matcher*'s index (see :meth:`QGramIndex.correct`),
+    built on first need.  No *matcher*: no corrections.
+    """
+    terms, corrections = [], {}
+    for word in words(query):
+        query_term = term(word)
+        if not query_term:
+            continue
+        if matcher is not None and not known(query_term):
+            match = matcher().correct(word)
+            if match is not None:
+                corrections[word] = match.word
+                query_term = term(match.word)
+        terms.append(query_term)
+    return terms, corrections
+
+
+def complete_text(matcher: Callable[[], QGramIndex], text: str, top: int = 8,
+                  synonyms: SynonymDictionary | None = None) -> list[str]:
+    """Completions of the last, partly typed word of *text*, best first.
+
+    Completions are vocabulary words within a small prefix edit distance,
+    ranked by that distance and then by document frequency; a synonym
+    dictionary adds its alternatives for the whole text and the words found.
+    *matcher* gives the q-gram index of the vocabulary, built on first need.
+    """
+    typed = text.rstrip() if text.endswith(" ") else text
+    all_words = words(typed)
+    if not all_words:
+        return []
+    last = all_words[-1]
+    head = typed[:typed.lower().rfind(last)]
+    suggestions: list[str] = []
+    for match in matcher().complete(last, top=top):
+        suggestions.append(head + match.word)
+    if synonyms is not None:
+        for phrase in [typed, last] + [s[len(head):] for s in suggestions[:3]]:
+            for alternative in synonyms.lookup(phrase):
+                prefix = "" if phrase == typed else head
+                suggestions.append(prefix + alternative)
+    unique = list(dict.fromkeys(s.strip() for s in suggestions if s.strip()))
+    return unique[:top]

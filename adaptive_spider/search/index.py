@@ -1,172 +1,45 @@
 """The search index: documents in, ranked hits out.
 
-A :class:`SearchIndex` holds an inverted index in memory (CSR arrays: the
-postings of term ``t`` are ``starts[t]:starts[t+1]``), ranks with
-:class:`~.ranking.BM25` over the union of the query terms' postings, and
-persists itself to a SQLite file (:mod:`.storage`) when given a directory.
-New documents are collected as pending postings, merged into the arrays on
-the next search, and written to disk as a new segment on :meth:`commit`.
+A :class:`SearchIndex` ties together the parts of an index: the postings in
+memory (:mod:`.postings`), BM25 ranking (:mod:`.ranking`), pseudo-relevance
+feedback (:mod:`.feedback`), boosts by words and formulas (:mod:`.boosts`),
+fuzzy correction and completion of query words (:mod:`.fuzzy`), the stored
+fields shown with hits (:mod:`.fields`) and, when given a directory, the index
+file (:mod:`.storage`).  New documents are pending until the next search merges
+them into the postings, and are written to disk as a new segment on :meth:`commit`.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from array import array
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from itertools import repeat
+import functools
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from .analysis import Analyzer, words
+from .analysis import Analyzer
+from .boosts import add_boosts, boost_formula, parse_word_weights
 from .errors import SearchError
+from .feedback import (
+    DEFAULT_FEEDBACK_DOCS,
+    DEFAULT_FEEDBACK_TERMS,
+    DEFAULT_FEEDBACK_WEIGHT,
+    check_feedback,
+    expand,
+    impact_shares,
+)
+from .fields import StoredFields, as_text, parse_field_weights
 from .formula import BoostFormula
-from .fuzzy import QGramIndex
-from .ranking import BM25
-from .storage import IndexStore, Segment, index_file
+from .fuzzy import QGramIndex, complete_text, correct_query
+from .postings import Postings
+from .ranking import BM25, Hit, SearchResults, best_documents
+from .storage import IndexStore, index_file
 from .synonyms import SynonymDictionary
 
 #: Defaults chosen on Cranfield (docs/search.md, "Choosing the defaults").
 DEFAULT_K = 1.2
 DEFAULT_B = 0.6
-DEFAULT_FEEDBACK_DOCS = 5
-DEFAULT_FEEDBACK_TERMS = 20
-DEFAULT_FEEDBACK_WEIGHT = 0.5
-
-# A leading number, as in "12", "-3.5", "1,234 views" or "12\nvotes".
-_NUMBER = re.compile(r"\s*([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?:\s|$)")
-
-
-@dataclass
-class Hit:
-    """One ranked document."""
-
-    id: str
-    score: float
-    fields: dict
-
-
-@dataclass
-class SearchResults:
-    """What :meth:`SearchIndex.search` returns."""
-
-    query: str
-    hits: list[Hit]
-    total: int
-    terms: list[str]
-    corrections: dict[str, str] = field(default_factory=dict)
-    expansion: list[str] = field(default_factory=list)
-
-
-def parse_number(value) -> float | None:
-    """A float for numbers and strings that start with one, else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        match = _NUMBER.match(value)
-        if match:
-            return float(match.group(1).replace(",", ""))
-    return None
-
-
-def as_text(value) -> str:
-    """The indexable text of a field value (lists are joined, None is empty)."""
-    if value is None or isinstance(value, bool):
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (list, tuple)):
-        return " ".join(as_text(part) for part in value)
-    if isinstance(value, (int, float)):
-        return str(value)
-    return ""
-
-
-def _pairs(spec: str | Mapping):
-    """(name, value) pairs from a mapping or from ``"a=1,b=2"``."""
-    if isinstance(spec, Mapping):
-        return [(str(name).strip(), value) for name, value in spec.items()]
-    pairs = []
-    for part in spec.split(","):
-        if part.strip():
-            name, _, value = part.partition("=")
-            pairs.append((name.strip(), value.strip()))
-    return pairs
-
-
-def text_fields_of(record: Mapping, id_field: str) -> list[str]:
-    """The fields of *record* worth indexing: text (or lists of text) that is not a number."""
-    return [name for name, value in record.items()
-            if name != id_field and isinstance(value, (str, list))
-            and as_text(value).strip() and parse_number(value) is None]
-
-
-def parse_field_weights(spec: str | Mapping | None, fields: Iterable[str]) -> dict[str, float]:
-    """Weights per field from ``"title=2,body=1"`` or a mapping; 1 for unnamed fields."""
-    fields = list(fields)
-    weights = dict.fromkeys(fields, 1.0)
-    if not spec:
-        return weights
-    for name, value in _pairs(spec):
-        if name not in weights:
-            raise SearchError(f"unknown field {name!r} in weights (indexed fields: {', '.join(fields)})")
-        try:
-            weight = float(value)
-        except (TypeError, ValueError):
-            raise SearchError(f"weight of field {name!r} must be a number, got {value!r}") from None
-        if not weight > 0:
-            raise SearchError(f"weight of field {name!r} must be > 0, got {weight}")
-        weights[name] = weight
-    return weights
-
-
-def parse_word_weights(spec: str | Mapping | None) -> dict[str, float]:
-    """Word weights from ``"freiburg=5,python=2"`` or a mapping."""
-    if not spec:
-        return {}
-    weights = {}
-    for word, value in _pairs(spec):
-        try:
-            weights[word] = float(value)
-        except (TypeError, ValueError):
-            raise SearchError(f"word weight of {word!r} must be a number, got {value!r}") from None
-    return weights
-
-
-def _csr(tids: np.ndarray, docs: np.ndarray, tfs: np.ndarray, n_terms: int):
-    """Sort postings by (term, doc), sum duplicates (one per field) and return CSR arrays."""
-    order = np.lexsort((docs, tids))
-    tids, docs, tfs = tids[order], docs[order], tfs[order]
-    if len(tids) > 1:
-        same = (tids[1:] == tids[:-1]) & (docs[1:] == docs[:-1])
-        if same.any():
-            first = np.flatnonzero(np.concatenate(([True], ~same)))
-            tfs = np.add.reduceat(tfs, first)
-            tids, docs = tids[first], docs[first]
-    starts = np.zeros(n_terms + 1, dtype=np.int64)
-    np.cumsum(np.bincount(tids, minlength=n_terms), out=starts[1:])
-    return starts, docs.astype(np.int32), tfs.astype(np.float32)
-
-
-def _check_feedback(docs, terms, weight) -> None:
-    if not (isinstance(docs, int) and docs >= 0 and isinstance(terms, int) and terms >= 0):
-        raise SearchError("feedback documents and terms must be integers >= 0")
-    if not (isinstance(weight, (int, float)) and 0 <= weight <= 1):
-        raise SearchError(f"feedback weight must be between 0 and 1, got {weight!r}")
-
-
-def _new_vocabulary(terms: Iterable[str] = ()) -> defaultdict:
-    """term -> id; looking up a new term gives it the next id."""
-    vocabulary: defaultdict = defaultdict()
-    vocabulary.default_factory = vocabulary.__len__
-    for term in terms:
-        vocabulary[term]
-    return vocabulary
 
 
 class SearchIndex:
@@ -189,22 +62,20 @@ class SearchIndex:
     q : int
         q-gram length of the fuzzy index.
     feedback_docs, feedback_terms, feedback_weight : int, int, float
-        Pseudo-relevance feedback: the ``feedback_terms`` terms that weigh
-        most in the top ``feedback_docs`` documents of a first BM25 pass are
-        added to the query, and the final score is
-        ``(1 - w) * BM25(query) + w * n * BM25(expansion)`` with ``w`` the
-        feedback weight and ``n`` the number of query terms (so scores keep
-        BM25's scale).  ``feedback_docs=0`` ranks by plain BM25.
+        Pseudo-relevance feedback (:mod:`.feedback`): the ``feedback_terms``
+        terms that weigh most in the top ``feedback_docs`` documents of a first
+        BM25 pass are added to the query with weight ``feedback_weight``.
+        ``feedback_docs=0`` ranks by plain BM25.
     path : str or Path, optional
         Directory of the on-disk index; None keeps everything in memory.
         Use :meth:`create`, :meth:`open` or :meth:`open_or_create` rather
         than passing it directly.
     """
 
-    def __init__(self, fields=("title", "text"), id_field="id", field_weights=None,
-                 analyzer: Analyzer | None = None, k: float = DEFAULT_K, b: float = DEFAULT_B,
-                 q: int = 3, feedback_docs: int = DEFAULT_FEEDBACK_DOCS,
-                 feedback_terms: int = DEFAULT_FEEDBACK_TERMS,
+    def __init__(self, fields: str | Iterable[str] = ("title", "text"), id_field: str = "id",
+                 field_weights: str | Mapping | None = None, analyzer: Analyzer | None = None,
+                 k: float = DEFAULT_K, b: float = DEFAULT_B, q: int = 3,
+                 feedback_docs: int = DEFAULT_FEEDBACK_DOCS, feedback_terms: int = DEFAULT_FEEDBACK_TERMS,
                  feedback_weight: float = DEFAULT_FEEDBACK_WEIGHT):
         if isinstance(fields, str):
             fields = [f.strip() for f in fields.split(",") if f.strip()]
@@ -220,7 +91,7 @@ class SearchIndex:
         self.feedback_docs = feedback_docs
         self.feedback_terms = feedback_terms
         self.feedback_weight = feedback_weight
-        _check_feedback(feedback_docs, feedback_terms, feedback_weight)
+        check_feedback(feedback_docs, feedback_terms, feedback_weight)
         BM25(k, b)._check_params()
         QGramIndex(q)
         self.path: Path | None = None
@@ -231,41 +102,18 @@ class SearchIndex:
         self._doc_ids: list[str] = []
         self._id_to_idx: dict[str, int] = {}
         self._deleted = bytearray()
-        self._lengths = np.empty(0, dtype=np.float32)
-        self._term_ids = _new_vocabulary()
-        self._starts = np.zeros(1, dtype=np.int64)
-        self._post_docs = np.empty(0, dtype=np.int32)
-        self._post_tf = np.empty(0, dtype=np.float32)
-        self._words: Counter = Counter()
-        self._numeric_fields: set[str] = set()
-        self._field_counts: Counter = Counter()
-        self._committed_docs = 0
-        self._clear_pending()
+        self._pend_deleted: list[int] = []
+        self._postings = Postings()
+        self._stored = StoredFields()
         self._invalidate()
 
-    def _clear_pending(self) -> None:
-        self._clear_postings()
-        self._pend_stored: dict[int, tuple[str, dict]] = {}
-        self._pend_numbers: list[tuple[str, int, float]] = []
-        self._pend_deleted: list[int] = []
-
-    def _clear_postings(self) -> None:
-        """Forget the postings added since the last commit (they are on disk now)."""
-        self._pend_tids = array("i")
-        self._pend_docs = array("i")
-        self._pend_tfs = array("f")
-        self._pend_lengths = array("f")
-        self._pend_words: Counter = Counter()
-        self._built_postings = 0
-        self._dirty = False
-
     def _invalidate(self) -> None:
+        """Drop what is derived from the postings (they changed)."""
         self._impacts: dict[tuple[float, float], np.ndarray] = {}
         self._fuzzy: QGramIndex | None = None
-        self._numeric_cache: dict[str, np.ndarray] = {}
-        self._forward: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._terms: list[str] | None = None
-        self._feedback_tables: dict[int, np.ndarray] = {}
+        self._feedback_shares: dict[int, np.ndarray] = {}
+        self._postings.invalidate()
+        self._stored.forget_numbers()
 
     # -- persistence ---------------------------------------------------------
 
@@ -277,21 +125,22 @@ class SearchIndex:
                 "feedback_terms": self.feedback_terms, "feedback_weight": self.feedback_weight}
 
     @classmethod
-    def create(cls, path, overwrite: bool = False, **params) -> SearchIndex:
+    def create(cls, path: str | Path, overwrite: bool = False, **params: Any) -> SearchIndex:
         """A new, empty index stored in directory *path*."""
         if index_file(path).exists():
             if not overwrite:
                 raise SearchError(f"an index already exists at {path}")
             index_file(path).unlink()
         index = cls(**params)
-        index._attach(IndexStore(path, create=True), path)
-        index._store.write_meta("config", index.get_params())
-        index._store.write_meta("format", 1)
-        index._store.commit()
+        store = IndexStore(path, create=True)
+        index._attach(store, path)
+        store.write_meta("config", index.get_params())
+        store.write_meta("format", 1)
+        store.commit()
         return index
 
     @classmethod
-    def open(cls, path, **overrides) -> SearchIndex:
+    def open(cls, path: str | Path, **overrides: Any) -> SearchIndex:
         """Load the index stored in directory *path*; *overrides* may set k, b or q."""
         if not Path(path).is_dir() and not index_file(path).exists():
             raise SearchError(f"no index at {path} (directory does not exist)")
@@ -303,93 +152,56 @@ class SearchIndex:
         config.update({key: value for key, value in overrides.items() if value is not None})
         index = cls(analyzer=analyzer, **config)
         index._attach(store, path)
-        index._load()
+        index._load(store)
         return index
 
     @classmethod
-    def open_or_create(cls, path, **params) -> SearchIndex:
+    def open_or_create(cls, path: str | Path, **params: Any) -> SearchIndex:
         """Open the index at *path* if there is one, else create it with *params*."""
         if index_file(path).exists():
             return cls.open(path)
         return cls.create(path, **params)
 
-    def _attach(self, store: IndexStore, path) -> None:
+    def _attach(self, store: IndexStore, path: str | Path) -> None:
         self._store = store
         self.path = Path(path)
 
-    def _load(self) -> None:
-        store = self._store
+    def _load(self, store: IndexStore) -> None:
         doc_ids, deleted = store.read_documents()
         self._doc_ids = doc_ids
         self._deleted = bytearray(deleted.astype(np.uint8).tobytes())
         self._id_to_idx = {doc_id: i for i, doc_id in enumerate(doc_ids) if not deleted[i]}
-        self._committed_docs = len(doc_ids)
-        self._numeric_fields = set(store.read_meta("numeric_fields", []))
-        self._field_counts = Counter(store.read_meta("field_counts", {}))
-        segments = store.read_segments()
-        if not segments:
-            return
-        self._lengths = np.concatenate([s.lengths for s in segments])
-        for segment in segments:
-            self._words.update(dict(zip(segment.words, segment.word_counts.tolist())))
-        if len(segments) == 1:
-            (segment,) = segments
-            self._term_ids = _new_vocabulary(segment.terms)
-            self._starts, self._post_docs, self._post_tf = segment.starts, segment.docs, segment.tfs
-            return
-        parts = []
-        for segment in segments:
-            local_to_global = np.array([self._term_ids[t] for t in segment.terms], dtype=np.int64)
-            tids = np.repeat(local_to_global, np.diff(segment.starts))
-            parts.append((tids, segment.docs, segment.tfs))
-        self._merge(parts)
+        self._stored.load(store)
+        self._postings.load(store.read_segments(), ~self._deleted_mask())
 
     def commit(self) -> None:
         """Write what was added since the last commit as a new segment."""
-        if self._store is None:
+        store = self._store
+        if store is None:
             return
         self._build()
-        self._write_rows()
-        if self._pend_lengths:
-            tids = np.frombuffer(self._pend_tids, dtype=np.int32).astype(np.int64)
-            used, local = np.unique(tids, return_inverse=True)
-            terms = list(self._term_ids)
-            starts, docs, tfs = _csr(local, np.frombuffer(self._pend_docs, dtype=np.int32),
-                                     np.frombuffer(self._pend_tfs, dtype=np.float32), len(used))
-            words, counts = zip(*self._pend_words.items()) if self._pend_words else ((), ())
-            self._store.write_segment(Segment(
-                self._committed_docs, len(self._pend_lengths), [terms[t] for t in used],
-                starts, docs, tfs, np.frombuffer(self._pend_lengths, dtype=np.float32),
-                list(words), np.array(counts, dtype=np.int32)))
-        self._store.commit()
-        self._clear_postings()
-        self._committed_docs = len(self._doc_ids)
+        self._write_rows(store)
+        segment = self._postings.pending_segment()
+        if segment is not None:
+            store.write_segment(segment)
+        store.commit()
+        self._postings.clear_pending(len(self._doc_ids))
 
     def optimize(self) -> None:
         """Merge all segments into one, so that :meth:`open` reads a single row."""
-        if self._store is None:
+        store = self._store
+        if store is None:
             return
         self._build()
-        self._write_rows()
-        self._clear_postings()
-        words, counts = zip(*self._words.items()) if self._words else ((), ())
-        self._store.write_segment(Segment(
-            0, len(self._doc_ids), list(self._term_ids), self._starts, self._post_docs,
-            self._post_tf, self._lengths, list(words), np.array(counts, dtype=np.int32)),
-            replace_all=True)
-        self._store.commit()
-        self._committed_docs = len(self._doc_ids)
+        self._write_rows(store)
+        self._postings.clear_pending(len(self._doc_ids))
+        store.write_segment(self._postings.segment(len(self._doc_ids)), replace_all=True)
+        store.commit()
 
-    def _write_rows(self) -> None:
-        store = self._store
-        store.write_documents(
-            (idx, doc_id, json.dumps(stored, ensure_ascii=False, default=str))
-            for idx, (doc_id, stored) in sorted(self._pend_stored.items()))
+    def _write_rows(self, store: IndexStore) -> None:
+        self._stored.write(store)
         store.mark_deleted(self._pend_deleted)
-        store.write_numbers(self._pend_numbers)
-        store.write_meta("numeric_fields", sorted(self._numeric_fields))
-        store.write_meta("field_counts", dict(self._field_counts))
-        self._pend_stored, self._pend_numbers, self._pend_deleted = {}, [], []
+        self._pend_deleted = []
 
     def discard(self) -> None:
         """Close without committing and delete the index file (after a failed build)."""
@@ -428,10 +240,9 @@ class SearchIndex:
         self._id_to_idx[doc_id] = idx
         self._deleted.append(0)
         stored = {self.id_field: doc_id}
-        self._pend_lengths.append(self._index_text(idx, document, stored))
-        self._collect_numbers(idx, document, stored)
-        self._pend_stored[idx] = (doc_id, stored)
-        self._dirty = True
+        self._index_text(idx, document, stored)
+        self._stored.collect_numbers(idx, document, (*self.field_weights, self.id_field), stored)
+        self._stored.pending[idx] = (doc_id, stored)
         return idx
 
     def _replace(self, doc_id: str) -> None:
@@ -439,80 +250,37 @@ class SearchIndex:
         if old is None:
             return
         self._deleted[old] = 1
-        if old < self._committed_docs:
+        if old < self._postings.first_pending_doc:  # its row is on disk
             self._pend_deleted.append(old)
         else:
-            self._pend_stored.pop(old, None)
+            self._stored.pending.pop(old, None)
 
-    def _index_text(self, idx: int, document: Mapping, stored: dict) -> float:
-        vocabulary = self._term_ids
-        length = 0.0
+    def _index_text(self, idx: int, document: Mapping, stored: dict) -> None:
+        """Analyze the indexed fields of *document* into postings; keep their text in *stored*."""
+        field_terms = []
         seen_words: set[str] = set()
         for name, weight in self.field_weights.items():
             text = as_text(document.get(name))
             if not text:
                 continue
             stored[name] = text
-            self._field_counts[name] += 1
+            self._stored.field_counts[name] += 1
             terms, kept = self.analyzer.analyze_words(text)
-            if not terms:
-                continue
-            seen_words |= kept
-            counts = Counter(terms)
-            self._pend_tids.extend(map(vocabulary.__getitem__, counts))
-            self._pend_docs.extend(repeat(idx, len(counts)))
-            if weight == 1.0:
-                self._pend_tfs.extend(counts.values())
-            else:
-                self._pend_tfs.extend(count * weight for count in counts.values())
-            length += weight * len(terms)
-        self._pend_words.update(seen_words)
-        self._words.update(seen_words)
-        return length
-
-    def _collect_numbers(self, idx: int, document: Mapping, stored: dict) -> None:
-        for name, value in document.items():
-            if name in self.field_weights or name == self.id_field:
-                continue
-            number = parse_number(value)
-            if number is not None and np.isfinite(number):
-                self._numeric_fields.add(name)
-                self._pend_numbers.append((name, idx, number))
-                stored[name] = value if isinstance(value, (int, float)) else number
+            if terms:
+                seen_words |= kept
+                field_terms.append((terms, weight))
+        self._postings.add(idx, field_terms, seen_words)
 
     def missing_fields(self) -> list[str]:
         """Indexed fields that no document had (usually a misspelt field name)."""
-        return [name for name in self.fields if not self._field_counts.get(name)]
+        return [name for name in self.fields if not self._stored.field_counts.get(name)]
 
     # -- building the arrays ---------------------------------------------------
 
     def _build(self) -> None:
         """Merge the postings added since the last build into the CSR arrays."""
-        if not self._dirty:
-            return
-        old_tids = np.repeat(np.arange(len(self._starts) - 1, dtype=np.int64),
-                             np.diff(self._starts))
-        first = self._built_postings
-        new = (np.frombuffer(self._pend_tids, dtype=np.int32)[first:].astype(np.int64),
-               np.frombuffer(self._pend_docs, dtype=np.int32)[first:],
-               np.frombuffer(self._pend_tfs, dtype=np.float32)[first:])
-        built_pending_docs = len(self._lengths) - self._committed_docs
-        self._lengths = np.concatenate(
-            [self._lengths, np.frombuffer(self._pend_lengths, dtype=np.float32)[built_pending_docs:]])
-        self._merge([(old_tids, self._post_docs, self._post_tf), new])
-        self._built_postings = len(self._pend_tids)
-        self._dirty = False
-        self._invalidate()
-
-    def _merge(self, parts) -> None:
-        tids = np.concatenate([p[0] for p in parts])
-        docs = np.concatenate([p[1] for p in parts])
-        tfs = np.concatenate([p[2] for p in parts])
-        live = ~self._deleted_mask()
-        keep = live[docs]
-        if not keep.all():
-            tids, docs, tfs = tids[keep], docs[keep], tfs[keep]
-        self._starts, self._post_docs, self._post_tf = _csr(tids, docs, tfs, len(self._term_ids))
+        if self._postings.build(~self._deleted_mask()):
+            self._invalidate()
 
     def _deleted_mask(self) -> np.ndarray:
         return np.frombuffer(bytes(self._deleted), dtype=np.uint8).astype(bool)
@@ -524,9 +292,9 @@ class SearchIndex:
     def _impacts_for(self, k: float, b: float) -> np.ndarray:
         impacts = self._impacts.get((k, b))
         if impacts is None:
-            lengths = np.where(self._deleted_mask(), 0.0, self._lengths).astype(np.float32)
-            impacts = BM25(k, b).fit(self._starts, self._post_docs, self._post_tf,
-                                     lengths, len(self)).impacts_
+            postings = self._postings
+            lengths = np.where(self._deleted_mask(), 0.0, postings.lengths).astype(np.float32)
+            impacts = BM25(k, b).fit(postings.starts, postings.docs, postings.tfs, lengths, len(self)).impacts_
             self._impacts[(k, b)] = impacts
         return impacts
 
@@ -541,15 +309,8 @@ class SearchIndex:
 
     def _fuzzy_index(self) -> QGramIndex:
         if self._fuzzy is None:
-            self._fuzzy = QGramIndex(self.q).fit(self._words)
+            self._fuzzy = QGramIndex(self.q).fit(self._postings.words)
         return self._fuzzy
-
-    def _postings(self, term: str) -> tuple[int, int] | None:
-        tid = self._term_ids.get(term)
-        if tid is None or tid + 1 >= len(self._starts):
-            return None
-        start, end = int(self._starts[tid]), int(self._starts[tid + 1])
-        return (start, end) if end > start else None
 
     def analyze_query(self, query: str, fuzzy: bool = True) -> tuple[list[str], dict[str, str]]:
         """Query terms (repeats kept) and the corrections made for unknown words.
@@ -558,22 +319,12 @@ class SearchIndex:
         is replaced by the closest vocabulary word (see :meth:`QGramIndex.correct`).
         """
         self._build()
-        term = self.analyzer.term
-        terms, corrections = [], {}
-        for word in words(query):
-            query_term = term(word)
-            if not query_term:
-                continue
-            if self._postings(query_term) is None and fuzzy:
-                match = self._fuzzy_index().correct(word)
-                if match is not None:
-                    corrections[word] = match.word
-                    query_term = term(match.word)
-            terms.append(query_term)
-        return terms, corrections
+        known = self._postings.span
+        return correct_query(query, self.analyzer.term, lambda term: known(term) is not None,
+                             self._fuzzy_index if fuzzy else None)
 
     def search(self, query: str, top: int = 10, *, k: float | None = None, b: float | None = None,
-               word_weights=None, formula: str | BoostFormula | None = None,
+               word_weights: str | Mapping | None = None, formula: str | BoostFormula | None = None,
                fuzzy: bool = True, feedback: int | None = None, offset: int = 0,
                with_fields: bool = True) -> SearchResults:
         """Rank documents for *query*: BM25 over the union of the query terms' postings.
@@ -588,204 +339,72 @@ class SearchIndex:
         if top < 0 or offset < 0:
             raise SearchError("top and offset must be >= 0")
         feedback = self.feedback_docs if feedback is None else feedback
-        _check_feedback(feedback, self.feedback_terms, self.feedback_weight)
-        boost = self._formula(formula)
+        check_feedback(feedback, self.feedback_terms, self.feedback_weight)
+        boost = boost_formula(formula, self._stored.numeric_fields)
         terms, corrections = self.analyze_query(query, fuzzy)
         impacts = self._impacts_for(self.k if k is None else k, self.b if b is None else b)
-        weights = self._term_weights(terms)
-        scores = self._scores(weights, impacts)
+        n_docs = len(self._doc_ids)
+        scores = self._postings.scores(self._postings.query_weights(terms), impacts, n_docs)
         matched = np.flatnonzero(scores > 0)
         expansion: list[str] = []
         if feedback and self.feedback_terms and self.feedback_weight and len(matched):
-            first = self._top_ids(scores, matched, feedback)
-            added, expansion = self._expand(first, impacts, len(terms))
-            scores = (1.0 - self.feedback_weight) * scores + self._scores(added, impacts)
+            first = best_documents(scores, matched, feedback)[0].tolist()
+            added, expansion = expand(self._postings, n_docs, self._impact_shares(impacts), first,
+                                      len(terms), self.feedback_terms, self.feedback_weight)
+            scores = (1.0 - self.feedback_weight) * scores + self._postings.scores(added, impacts, n_docs)
             matched = np.flatnonzero(scores > 0)
         if len(matched) and (word_weights or boost):
-            scores = self._boost(scores, matched, parse_word_weights(word_weights), boost)
+            numbers = functools.partial(self._stored.numbers, n_docs=n_docs, store=self._store)
+            word_postings = self._word_postings(parse_word_weights(word_weights))
+            scores = add_boosts(scores, matched, word_postings, boost, numbers)
         hits = self._top(scores, matched, top, offset, with_fields)
         return SearchResults(query, hits, len(matched), terms, corrections, expansion)
 
-    def _term_weights(self, terms: list[str]) -> dict[int, float]:
-        """term id -> how often the query has it (unknown terms dropped)."""
-        weights: dict[int, float] = {}
-        for query_term in terms:
-            tid = self._term_ids.get(query_term)
-            if tid is not None and tid + 1 < len(self._starts):
-                weights[tid] = weights.get(tid, 0.0) + 1.0
-        return weights
-
-    def _scores(self, weights: dict[int, float], impacts: np.ndarray) -> np.ndarray:
-        """Sum of weight * impact over the postings of the weighted terms, per document.
-
-        One ``bincount`` over the gathered postings beats a scatter-add per
-        term by about three times on Cranfield queries.
-        """
-        starts, post_docs = self._starts, self._post_docs
-        spans = [(int(starts[tid]), int(starts[tid + 1]), weight) for tid, weight in weights.items()]
-        spans = [span for span in spans if span[1] > span[0]]
-        if not spans:
-            return np.zeros(len(self._doc_ids))
-        docs = np.concatenate([post_docs[start:end] for start, end, _ in spans])
-        values = np.concatenate([impacts[start:end] for start, end, _ in spans])
-        if any(weight != 1.0 for _, _, weight in spans):
-            values = values * np.repeat(np.array([w for _, _, w in spans], dtype=np.float32),
-                                        [end - start for start, end, _ in spans])
-        return np.bincount(docs, weights=values, minlength=len(self._doc_ids))
-
-    def _forward_index(self):
-        """Postings re-ordered by document: per-document offsets and each posting's term."""
-        if self._forward is None:
-            by_doc = np.argsort(self._post_docs, kind="stable")
-            doc_starts = np.zeros(len(self._doc_ids) + 1, dtype=np.int64)
-            np.cumsum(np.bincount(self._post_docs, minlength=len(self._doc_ids)),
-                      out=doc_starts[1:])
-            term_of = np.repeat(np.arange(len(self._starts) - 1, dtype=np.int32),
-                                np.diff(self._starts))
-            self._forward = (by_doc, doc_starts, term_of[by_doc])
-        return self._forward
-
-    def _feedback_table(self, impacts: np.ndarray) -> np.ndarray:
-        """Each posting's share of its document's total BM25 impact, in document order."""
+    def _impact_shares(self, impacts: np.ndarray) -> np.ndarray:
+        """:func:`.feedback.impact_shares` for *impacts*, kept for the next query."""
         key = id(impacts)
-        table = self._feedback_tables.get(key)
-        if table is None:
-            by_doc, doc_starts, _ = self._forward_index()
-            totals = np.bincount(self._post_docs, weights=impacts, minlength=len(self._doc_ids))
-            owner = np.repeat(np.arange(len(self._doc_ids)), np.diff(doc_starts))
-            table = (impacts[by_doc] / np.where(totals > 0, totals, 1.0)[owner]).astype(np.float32)
-            self._feedback_tables = {key: table}
-        return table
+        shares = self._feedback_shares.get(key)
+        if shares is None:
+            shares = impact_shares(self._postings, impacts, len(self._doc_ids))
+            self._feedback_shares = {key: shares}
+        return shares
 
-    def _expand(self, top_docs, impacts, n_terms):
-        """Weights of the terms that carry most BM25 weight in *top_docs* (pseudo-relevance
-        feedback), and those terms best first.
-
-        Each feedback document spreads a total weight of 1 over its terms in
-        proportion to their BM25 impact in it; the expansion as a whole weighs
-        ``feedback_weight * n_terms``, the query's own terms ``1 - feedback_weight``.
-        """
-        _, doc_starts, forward_terms = self._forward_index()
-        shares = self._feedback_table(impacts)
-        spans = [(int(doc_starts[d]), int(doc_starts[d + 1])) for d in top_docs]
-        found = np.concatenate([forward_terms[a:b] for a, b in spans])
-        shares_found = np.concatenate([shares[a:b] for a, b in spans])
-        # Group by term with a sort: np.unique costs several times more on arrays this small.
-        order = np.argsort(found, kind="stable")
-        found, shares_found = found[order], shares_found[order]
-        firsts = np.concatenate(([0], np.flatnonzero(found[1:] != found[:-1]) + 1))
-        tids = found[firsts]
-        mass = np.add.reduceat(shares_found.astype(np.float64), firsts)
-        if len(tids) > self.feedback_terms:
-            best = np.argpartition(-mass, self.feedback_terms - 1)[:self.feedback_terms]
-            tids, mass = tids[best], mass[best]
-        scale = self.feedback_weight * max(n_terms, 1) / mass.sum()
-        added = dict(zip(tids.tolist(), (mass * scale).tolist()))
-        terms = self._term_list()
-        return added, [terms[t] for t in tids[np.argsort(-mass, kind="stable")].tolist()]
-
-    def _term_list(self) -> list[str]:
-        if self._terms is None or len(self._terms) != len(self._term_ids):
-            self._terms = list(self._term_ids)
-        return self._terms
-
-    def _top_ids(self, scores, matched, count) -> list[int]:
-        candidate_scores = scores[matched]
-        if len(matched) > count:
-            best = np.argpartition(-candidate_scores, count - 1)[:count]
-            matched, candidate_scores = matched[best], candidate_scores[best]
-        return matched[np.lexsort((matched, -candidate_scores))].tolist()
-
-    def _formula(self, formula) -> BoostFormula | None:
-        if formula is None or (isinstance(formula, str) and not formula.strip()):
-            return None
-        boost = formula if isinstance(formula, BoostFormula) else BoostFormula(formula)
-        boost.check_fields(self._numeric_fields)
-        return boost
-
-    def _boost(self, scores, matched, word_weights, boost) -> np.ndarray:
-        scores = scores.astype(np.float64, copy=True)
-        bonus = np.zeros(len(matched))
+    def _word_postings(self, word_weights: dict[str, float]) -> Iterator[tuple[float, np.ndarray]]:
+        """(weight, documents with the term) for each term of each weighted word."""
         for word, weight in word_weights.items():
             for query_term in self.analyzer.analyze(word):
-                span = self._postings(query_term)
+                span = self._postings.span(query_term)
                 if span is not None:
-                    with_word = self._post_docs[span[0]:span[1]]
-                    bonus += weight * np.isin(matched, with_word, assume_unique=True)
-        if boost is not None:
-            values = {name: self._numeric_values(name)[matched] for name in boost.fields}
-            bonus += boost.evaluate(values, len(matched))
-        scores[matched] += bonus
-        return scores
+                    yield weight, self._postings.docs[span[0]:span[1]]
 
-    def _numeric_values(self, name: str) -> np.ndarray:
-        values = self._numeric_cache.get(name)
-        if values is None:
-            values = np.full(len(self._doc_ids), np.nan)
-            if self._store is not None:
-                idx, stored = self._store.read_numbers(name)
-                values[idx] = stored
-            for field_name, idx, number in self._pend_numbers:
-                if field_name == name:
-                    values[idx] = number
-            self._numeric_cache[name] = values
-        return values
-
-    def _top(self, scores, matched, top, offset, with_fields) -> list[Hit]:
+    def _top(self, scores: np.ndarray, matched: np.ndarray, top: int, offset: int,
+             with_fields: bool) -> list[Hit]:
         wanted = top + offset
         if wanted == 0 or not len(matched):
             return []
-        candidate_scores = scores[matched]
-        if len(matched) > wanted:
-            best = np.argpartition(-candidate_scores, wanted - 1)[:wanted]
-            matched, candidate_scores = matched[best], candidate_scores[best]
-        order = np.lexsort((matched, -candidate_scores))[offset:wanted]
-        chosen = matched[order].tolist()
+        chosen, chosen_scores = best_documents(scores, matched, wanted)
+        chosen, chosen_scores = chosen[offset:].tolist(), chosen_scores[offset:].tolist()
         stored = self.stored_fields(chosen) if with_fields else {}
-        return [Hit(self._doc_ids[i], float(candidate_scores[j]), stored.get(i, {}))
-                for i, j in zip(chosen, order.tolist())]
+        return [Hit(self._doc_ids[i], score, stored.get(i, {})) for i, score in zip(chosen, chosen_scores)]
 
     def stored_fields(self, doc_idxs: list[int]) -> dict[int, dict]:
         """Stored fields of documents by internal number."""
-        found = {i: self._pend_stored[i][1] for i in doc_idxs if i in self._pend_stored}
-        rest = [i for i in doc_idxs if i not in found]
-        if rest and self._store is not None:
-            found.update(self._store.read_stored(rest))
-        return found
+        return self._stored.get(doc_idxs, self._store)
 
     def suggest(self, text: str, top: int = 8,
                 synonyms: SynonymDictionary | None = None) -> list[str]:
-        """Completions of the last, partly typed word of *text*, best first.
-
-        Completions are vocabulary words within a small prefix edit distance,
-        ranked by that distance and then by document frequency; a synonym
-        dictionary adds its alternatives for the whole text and the words found.
-        """
+        """Completions of the last, partly typed word of *text*, best first
+        (see :func:`.fuzzy.complete_text`)."""
         self._build()
-        typed = text.rstrip() if text.endswith(" ") else text
-        all_words = words(typed)
-        if not all_words:
-            return []
-        last = all_words[-1]
-        head = typed[:typed.lower().rfind(last)]
-        suggestions: list[str] = []
-        for match in self._fuzzy_index().complete(last, top=top):
-            suggestions.append(head + match.word)
-        if synonyms is not None:
-            for phrase in [typed, last] + [s[len(head):] for s in suggestions[:3]]:
-                for alternative in synonyms.lookup(phrase):
-                    prefix = "" if phrase == typed else head
-                    suggestions.append(prefix + alternative)
-        unique = list(dict.fromkeys(s.strip() for s in suggestions if s.strip()))
-        return unique[:top]
+        return complete_text(self._fuzzy_index, text, top, synonyms)
 
     @property
     def numeric_fields(self) -> frozenset[str]:
-        return frozenset(self._numeric_fields)
+        return frozenset(self._stored.numeric_fields)
 
     @property
     def vocabulary_size(self) -> int:
-        return len(self._term_ids)
+        return len(self._postings.term_ids)
 
     def doc_ids(self) -> list[str]:
         return list(self._doc_ids)

@@ -24,7 +24,8 @@ from scrapy.exceptions import NotConfigured
 
 from .analysis import DEFAULT_MIN_LENGTH, DEFAULT_STEMMER, DEFAULT_STOP_WORDS, Analyzer
 from .errors import SearchError
-from .index import DEFAULT_B, DEFAULT_K, SearchIndex, as_text, text_fields_of
+from .fields import as_text, text_fields_of
+from .index import DEFAULT_B, DEFAULT_K, SearchIndex
 
 logger = logging.getLogger(__name__)
 
