@@ -15,7 +15,12 @@ from scrapy.utils.test import get_crawler
 
 from adaptive_spider.addon import AdaptiveAddon
 from adaptive_spider.settings import defaults
-from adaptive_spider.settings.config import AdaptiveConfig, ConfigError, default_values, unknown_settings
+from adaptive_spider.settings.config import (
+    AdaptiveConfig,
+    ConfigError,
+    default_values,
+    unknown_settings,
+)
 from adaptive_spider.settings.parsers import parse_bool
 from adaptive_spider.settings.table import BY_NAME, SETTINGS
 
@@ -58,7 +63,11 @@ def test_a_boolean_typo_names_the_setting():
 
 def test_search_defaults_match_the_search_package():
     """The search pipeline still keeps its own fallbacks; they must stay the table's defaults."""
-    from adaptive_spider.search.analysis import DEFAULT_MIN_LENGTH, DEFAULT_STEMMER, DEFAULT_STOP_WORDS
+    from adaptive_spider.search.analysis import (
+        DEFAULT_MIN_LENGTH,
+        DEFAULT_STEMMER,
+        DEFAULT_STOP_WORDS,
+    )
     from adaptive_spider.search.index import DEFAULT_B, DEFAULT_K
 
     assert (defaults.ADAPTIVE_SEARCH_STOP_WORDS, defaults.ADAPTIVE_SEARCH_MIN_LENGTH,

@@ -12,19 +12,42 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import field, fields, make_dataclass
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from adaptive_spider.settings.parsers import ConfigError, parse_bool, parse_list, parse_mapping
+from adaptive_spider.settings.parsers import (
+    ConfigError,
+    parse_bool,
+    parse_list,
+    parse_mapping,
+)
 from adaptive_spider.settings.table import (
-    BY_NAME, LEAF_SAMPLING, PAGE_FIELDS, PREFIX, SETTINGS, STOP_CRITERIA, STRATEGIES, Setting,
+    BY_NAME,
+    LEAF_SAMPLING,
+    PAGE_FIELDS,
+    PREFIX,
+    SETTINGS,
+    STOP_CRITERIA,
+    STRATEGIES,
+    Setting,
 )
 
 __all__ = [
-    "AdaptiveConfig", "ConfigError", "LEAF_SAMPLING", "PAGE_FIELDS", "STOP_CRITERIA", "STRATEGIES",
-    "default_values", "parse_bool", "parse_list", "parse_mapping", "unknown_settings", "warn_unknown_settings",
+    "LEAF_SAMPLING",
+    "PAGE_FIELDS",
+    "STOP_CRITERIA",
+    "STRATEGIES",
+    "AdaptiveConfig",
+    "ConfigError",
+    "default_values",
+    "parse_bool",
+    "parse_list",
+    "parse_mapping",
+    "unknown_settings",
+    "warn_unknown_settings",
 ]
 
 logger = logging.getLogger(__name__)
@@ -57,10 +80,18 @@ def _default_of(setting: Setting) -> Any:
     return setting.parse(copy.deepcopy(setting.default), setting.name)
 
 
-class _ConfigMethods:
-    """The methods of :class:`AdaptiveConfig`; its fields come from the table."""
+class AdaptiveConfig:
+    """Validated values of every ``ADAPTIVE_*`` setting of one crawl.
+
+    One frozen attribute per row of :mod:`adaptive_spider.settings.table`, named after the
+    setting (``ADAPTIVE_QNET_GAMMA`` -> ``qnet_gamma``); the fields are added from the table
+    below, so a setting is declared once. ``AdaptiveConfig()`` holds the defaults. Build it
+    with :meth:`from_settings`.
+    """
 
     if TYPE_CHECKING:  # the fields are made at import time, so type checkers see them as Any
+        def __init__(self, **values: Any) -> None: ...
+
         def __getattr__(self, name: str) -> Any: ...
 
     @classmethod
@@ -68,29 +99,22 @@ class _ConfigMethods:
         """Read and validate ``ADAPTIVE_*`` from Scrapy settings (or a plain dict)."""
         values = _read(settings)
         values.update(overrides)
-        return cls(**values)  # type: ignore[return-value]
+        return cls(**values)
 
     def as_settings(self) -> dict[str, Any]:
         """The config as ``ADAPTIVE_*`` settings (for reports and subprocesses)."""
         return {f"{PREFIX}{f.name.upper()}": getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
 
 
-#: Validated values of every ``ADAPTIVE_*`` setting of one crawl: one frozen attribute per row of
-#: the table, named after the setting (``ADAPTIVE_QNET_GAMMA`` -> ``qnet_gamma``). Build it with
-#: :meth:`from_settings`.
-AdaptiveConfig = make_dataclass(
-    "AdaptiveConfig",
-    [
-        (setting.attribute, Any, field(default_factory=lambda setting=setting: _default_of(setting)))
-        for setting in SETTINGS
-    ],
-    bases=(_ConfigMethods,),
-    frozen=True,
-    namespace={
-        "__doc__": "Validated values of every ``ADAPTIVE_*`` setting of one crawl (see the table).",
-        "__module__": __name__,  # so pickle and reprs find it here
-    },
-)
+def _add_fields(cls: type) -> None:
+    """Declare one dataclass field per setting, defaulting to the setting's parsed default."""
+    cls.__annotations__ = {setting.attribute: Any for setting in SETTINGS}
+    for setting in SETTINGS:
+        setattr(cls, setting.attribute, field(default_factory=functools.partial(_default_of, setting)))
+
+
+_add_fields(AdaptiveConfig)
+dataclass(frozen=True)(AdaptiveConfig)  # turns the class itself into the dataclass
 
 
 # -- names that are not settings ----------------------------------------------------------

@@ -11,6 +11,7 @@ setting with one of them; ``accepts`` is what docs/settings.md says about it.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Callable
@@ -43,6 +44,7 @@ def parse_list(raw: Any, name: str) -> list[str]:
     """A list setting given as a list or a comma-separated string."""
     if raw is None or raw == "":
         return []
+    items: list[Any] | tuple[Any, ...]
     if isinstance(raw, str):
         items = raw.split(",")
     elif isinstance(raw, (list, tuple)):
@@ -79,7 +81,7 @@ def parse_mapping(raw: Any, name: str, *, low: float | None = 0.0) -> dict[str, 
             number = float(value)
         except (TypeError, ValueError):
             raise ConfigError(f"{name}: value of {key!r} is not a number: {value!r}") from None
-        if number != number or (low is not None and number < low):
+        if math.isnan(number) or (low is not None and number < low):
             raise ConfigError(f"{name}: value of {key!r} must be >= {low}, got {value!r}")
         result[str(key).strip().lower()] = number
     return result
@@ -105,7 +107,7 @@ def _number(kind: type, low: float | None, high: float | None, low_open: bool) -
             value = kind(raw)
         except (TypeError, ValueError):
             raise ConfigError(f"{name}: expected {kind.__name__}, got {raw!r}") from None
-        if kind is float and value != value:  # NaN
+        if kind is float and math.isnan(value):
             raise ConfigError(f"{name}: expected a number, got {raw!r}")
         if low is not None and (value <= low if low_open else value < low):
             bound = f"> {low}" if low_open else f">= {low}"
@@ -193,7 +195,9 @@ def parts_weights(parts: tuple[str, ...], defaults: dict[str, float], word: str,
 
 
 def _sufficiency_weights(raw: Any, name: str) -> dict[str, float]:
-    from adaptive_spider.sufficiency.estimator import COMPONENTS  # the estimator imports the settings
+    from adaptive_spider.sufficiency.estimator import (
+        COMPONENTS,  # the estimator imports the settings
+    )
 
     weights = parse_mapping(raw, name)
     unknown = sorted(set(weights) - set(COMPONENTS))

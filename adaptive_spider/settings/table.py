@@ -16,12 +16,28 @@ added in one place and forgotten in another:
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from adaptive_spider.settings.parsers import (
-    BOOLEAN, DISTRIBUTED_KEY, FILE_PATH, HIDDEN_LAYERS, PARAM_NAMES, PATTERN_LIMITS, SUFFICIENCY_REPORT,
-    SUFFICIENCY_WEIGHTS, TERMS, TEXT, WEIGHTS, Parser, checked_by_reader, choice, criteria, integer, parts_weights,
+    BOOLEAN,
+    DISTRIBUTED_KEY,
+    FILE_PATH,
+    HIDDEN_LAYERS,
+    PARAM_NAMES,
+    PATTERN_LIMITS,
+    SUFFICIENCY_REPORT,
+    SUFFICIENCY_WEIGHTS,
+    TERMS,
+    TEXT,
+    WEIGHTS,
+    Parser,
+    checked_by_reader,
+    choice,
+    criteria,
+    integer,
+    parts_weights,
     real,
 )
 
@@ -82,17 +98,17 @@ SECTIONS: tuple[Section, ...] = (
         ("ADAPTIVE_PAGES_PER_ROUND", 8, integer(1, 10000),
          "Requests chosen per selection round and put into the ready queue."),
         ("ADAPTIVE_COLD_START_PAGES", 32, integer(0),
-         "Cold start: during the first this many releases, a link with no sign of relevance (link prior below "
-         "ADAPTIVE_HOLD_BELOW) waits while ADAPTIVE_HOLD_IN_FLIGHT requests are in flight, since their pages may "
-         "reveal better links (0: no cold start)."),
+         ("Cold start: during the first this many releases, a link with no sign of relevance (link prior below "
+          "ADAPTIVE_HOLD_BELOW) waits while ADAPTIVE_HOLD_IN_FLIGHT requests are in flight, since their pages may "
+          "reveal better links (0: no cold start).")),
         ("ADAPTIVE_HOLD_BELOW", 0.05, real(0.0, 1.0),
          "Link prior below which a link counts as having no sign of relevance (0: never hold)."),
         ("ADAPTIVE_HOLD_IN_FLIGHT", 2, integer(1),
          "Requests in flight from which blind links wait during the cold start."),
         ("ADAPTIVE_PRIOR_WEIGHTS", _PRIOR_WEIGHTS,
          parts_weights(PRIOR_PARTS, _PRIOR_WEIGHTS, "part", "at least one weight must be above 0"),
-         "Weights of the learning-free link prior (bestfirst's order; TRES' baseline): anchor/URL similarity, "
-         "context (headings, list label) similarity, parent page relevance."),
+         ("Weights of the learning-free link prior (bestfirst's order; TRES' baseline): anchor/URL similarity, "
+          "context (headings, list label) similarity, parent page relevance.")),
     )),
     Section("TRES: regression tree over the features", "", (
         ("ADAPTIVE_TREE_MAX_LEAVES", 16, integer(2, 4096),
@@ -163,8 +179,8 @@ SECTIONS: tuple[Section, ...] = (
     )),
     Section(
         "distributed crawl: several workers, one frontier in Redis",
-        "`adaptive_spider.distributed`; the Redis connection comes from scrapy-redis' `REDIS_URL`, `REDIS_HOST`, "
-        "`REDIS_PORT`, `REDIS_PARAMS`; `SCHEDULER_PERSIST` keeps the crawl's keys.",
+        ("`adaptive_spider.distributed`; the Redis connection comes from scrapy-redis' `REDIS_URL`, `REDIS_HOST`, "
+         "`REDIS_PORT`, `REDIS_PARAMS`; `SCHEDULER_PERSIST` keeps the crawl's keys."),
         (
             ("ADAPTIVE_DISTRIBUTED_KEY", "adaptive:%(spider)s", DISTRIBUTED_KEY,
              "Prefix of the crawl's Redis keys, the same on every worker of one crawl."),
@@ -182,14 +198,14 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section("robustness: URL canonicalisation, trap guards, duplicates, resume, report", "", (
         ("ADAPTIVE_CANONICALIZE", True, BOOLEAN,
-         "Rewrite every request the spider yields to its canonical URL (no fragment, no session-id or tracking "
-         "parameters) before it reaches the scheduler."),
+         ("Rewrite every request the spider yields to its canonical URL (no fragment, no session-id or tracking "
+          "parameters) before it reaches the scheduler.")),
         ("ADAPTIVE_SESSION_PARAMS",
          ["jsessionid", "phpsessid", "aspsessionid*", "sid", "sessionid", "session_id", "sess", "cfid", "cftoken",
           "zenid", "oscsid"],
          PARAM_NAMES,
-         "Query and path (``;name=value``) parameters that carry a session id; ``*`` matches any characters. "
-         "Case-insensitive."),
+         ("Query and path (``;name=value``) parameters that carry a session id; ``*`` matches any characters. "
+          "Case-insensitive.")),
         ("ADAPTIVE_TRACKING_PARAMS",
          ["utm_*", "gclid", "gclsrc", "dclid", "fbclid", "msclkid", "yclid", "twclid", "igshid", "mc_cid", "mc_eid",
           "_ga", "_gl", "_hsenc", "_hsmi", "mkt_tok", "ref_src", "trk"],
@@ -197,11 +213,11 @@ SECTIONS: tuple[Section, ...] = (
         ("ADAPTIVE_TRAP_MAX_PATH_DEPTH", 12, integer(0),
          "Drop links whose path has more segments than this (0: no limit)."),
         ("ADAPTIVE_TRAP_MAX_SEGMENT_REPEATS", 2, integer(0),
-         "Drop links whose path repeats a segment (or a run of them) back to back more often than this "
-         "(0: no limit)."),
+         ("Drop links whose path repeats a segment (or a run of them) back to back more often than this "
+          "(0: no limit).")),
         ("ADAPTIVE_TRAP_CALENDAR_MAX_PAGES", 20, integer(0),
-         "Most distinct URLs of one calendar-like family (dates at the end of the path or in the query; "
-         "0: no limit)."),
+         ("Most distinct URLs of one calendar-like family (dates at the end of the path or in the query; "
+          "0: no limit).")),
         ("ADAPTIVE_TRAP_QUERY_MAX_VARIANTS", 100, integer(0),
          "Most distinct URLs that differ only in their query values under one path (0: no limit)."),
         ("ADAPTIVE_URL_PATTERN_LIMITS", {}, PATTERN_LIMITS,
@@ -256,8 +272,8 @@ SECTIONS: tuple[Section, ...] = (
             ("ADAPTIVE_STOP_PLATEAU_EPSILON", 0.01, real(0.0, 1.0),
              "Smallest IS gain over the plateau window that is not a plateau."),
             ("ADAPTIVE_STOP_MIN_GAIN", 0.05, real(0.0, 1.0),
-             '"no_promising_links" once the best expected gain of a queued or in-flight link stays below MIN_GAIN '
-             "for PATIENCE pages in a row."),
+             ('"no_promising_links" once the best expected gain of a queued or in-flight link stays below MIN_GAIN '
+              "for PATIENCE pages in a row.")),
             ("ADAPTIVE_STOP_PATIENCE", 3, integer(1),
              "Pages in a row the best expected gain must stay below ADAPTIVE_STOP_MIN_GAIN."),
             ("ADAPTIVE_STOP_MIN_PAGES", 10, integer(0), "No self-stop before this many pages."),
@@ -265,8 +281,8 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section(
         "search index pipeline",
-        "`adaptive_spider.search.pipelines.SearchIndexPipeline` (enable it in `ITEM_PIPELINES`); it checks these "
-        "when it starts and turns itself off with a message if one is wrong.",
+        ("`adaptive_spider.search.pipelines.SearchIndexPipeline` (enable it in `ITEM_PIPELINES`); it checks these "
+         "when it starts and turns itself off with a message if one is wrong."),
         (
             ("ADAPTIVE_SEARCH_INDEX", "", checked_by_reader("a directory path"),
              'Directory of the search index, created if missing ("": the pipeline stays off).'),
@@ -294,9 +310,9 @@ SECTIONS: tuple[Section, ...] = (
         "`adaptive_spider.extract`: templates set these from their options.",
         (
             ("ADAPTIVE_ROBOTSTXT_LOCATIONS", {}, checked_by_reader("mapping site -> URL or /path (dict or JSON)"),
-             "A mapping of site (``host[:port]``, or ``*`` for every site) to the http(s) URL or ``/path`` of its "
-             "robots.txt, read instead of ``/robots.txt`` (needs ROBOTSTXT_OBEY and "
-             "adaptive_spider.extract.robotstxt.RobotsTxtLocationMiddleware)."),
+             ("A mapping of site (``host[:port]``, or ``*`` for every site) to the http(s) URL or ``/path`` of its "
+              "robots.txt, read instead of ``/robots.txt`` (needs ROBOTSTXT_OBEY and "
+              "adaptive_spider.extract.robotstxt.RobotsTxtLocationMiddleware).")),
         ),
     ),
 )
