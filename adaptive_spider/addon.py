@@ -14,7 +14,7 @@ from __future__ import annotations
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
-from adaptive_spider.settings.config import AdaptiveConfig, default_values
+from adaptive_spider.settings.config import AdaptiveConfig, default_values, warn_unknown_settings
 
 SCHEDULER = "adaptive_spider.crawl.scheduler.AdaptiveScheduler"
 
@@ -40,6 +40,7 @@ class AdaptiveAddon:
     """Scrapy add-on that configures a focused, self-stopping crawl."""
 
     def update_settings(self, settings: BaseSettings) -> None:
+        warn_unknown_settings(settings)  # once per crawl: Scrapy ignores a misspelled name silently
         for name, value in default_values().items():
             settings.set(name, value, "addon")
         settings.set("SCHEDULER", SCHEDULER, "addon")

@@ -1,1 +1,2 @@
-"""Every ``ADAPTIVE_*`` setting: defaults, the validated per-crawl config, the generated docs."""
+"""Every ``ADAPTIVE_*`` setting: declared once in ``table``; from it the defaults (``defaults``),
+the validated per-crawl config (``config``) and docs/settings.md (``docs``)."""

@@ -1,66 +1,59 @@
-"""The table of every ``ADAPTIVE_*`` setting, made from default_settings.py.
+"""docs/settings.md, made from the table of settings.
 
-Each setting's description is its ``#:`` comment there, and its default is its
-value, so docs/settings.md cannot drift from the code (a test regenerates it):
+Each setting's description, default and accepted values are its row in
+:mod:`adaptive_spider.settings.table`, so the page cannot drift from the code
+(a test regenerates it and compares):
 
     python -m adaptive_spider.settings.docs > docs/settings.md
 """
 
 from __future__ import annotations
 
-import ast
-import inspect
+import json
+from typing import Any
 
-from adaptive_spider.settings import defaults as default_settings
+from adaptive_spider.settings.table import SECTIONS, SETTINGS
 
 HEADER = """# Settings
 
-Every `ADAPTIVE_*` setting, its default and what it does (generated from
-`adaptive_spider/settings/defaults.py` by `python -m adaptive_spider.settings.docs`).
+Every `ADAPTIVE_*` setting, its default, what it accepts and what it does (generated from
+`adaptive_spider/settings/table.py` by `python -m adaptive_spider.settings.docs`).
 Set them like any Scrapy setting: in a project's `settings.py`, with `-s NAME=VALUE`,
-or in a settings profile. Sections follow the components they configure.
+or in a settings profile. Sections follow the components they configure. A name that
+starts with `ADAPTIVE_` but is none of these is logged as a warning with the closest
+real name when the add-on starts a crawl.
 """
 
 
+def python_literal(value: Any) -> str:
+    """``value`` as it would be written in a settings.py (double-quoted strings)."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(python_literal(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{python_literal(k)}: {python_literal(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
 def rows() -> list[tuple[str, str, str, str]]:
-    """(section, name, default, description) of each setting, in file order."""
-    source = inspect.getsource(default_settings)
-    lines = source.splitlines()
-    section, out = "", []
-    for node in ast.parse(source).body:
-        if not (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)):
-            continue
-        name = node.targets[0].id
-        if not name.startswith("ADAPTIVE_"):
-            continue
-        comments, line = [], node.lineno - 2
-        while line >= 0 and lines[line].lstrip().startswith("#"):
-            text = lines[line].strip()
-            if text.startswith("# ---"):
-                section = section if comments else section
-                break
-            comments.insert(0, text.lstrip("#:").strip())
-            line -= 1
-        section = _section_above(lines, node.lineno - 1) or section
-        default = ast.get_source_segment(source, node.value).replace("\n", " ")
-        out.append((section, name, " ".join(default.split()), " ".join(comments)))
-    return out
-
-
-def _section_above(lines: list[str], index: int) -> str:
-    for line in reversed(lines[:index]):
-        if line.startswith("# ---"):
-            return line.strip("# -").strip()
-    return ""
+    """(section, name, default, description) of each setting, in table order."""
+    return [(s.section, s.name, python_literal(s.default), s.doc) for s in SETTINGS]
 
 
 def markdown() -> str:
-    parts, current = [HEADER], None
-    for section, name, default, description in rows():
-        if section != current:
-            current = section
-            parts.append(f"\n## {section}\n\n| setting | default | what it does |\n|---|---|---|")
-        parts.append(f"| `{name}` | `{default}` | {description.replace('|', '/')} |")
+    """The whole of docs/settings.md."""
+    parts = [HEADER]
+    for section in SECTIONS:
+        parts.append(f"\n## {section.title}\n")
+        if section.note:
+            parts.append(section.note + "\n")
+        parts.append("| setting | default | accepts | what it does |\n|---|---|---|---|")
+        for setting in SETTINGS:
+            if setting.section == section.title:
+                cells = (f"`{setting.name}`", f"`{python_literal(setting.default)}`",
+                         setting.parse.describe(), setting.doc)
+                parts.append("| " + " | ".join(cell.replace("|", "/") for cell in cells) + " |")
     return "\n".join(parts) + "\n"
 
 
