@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from scrapy import Request, Spider
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse, Response
@@ -23,10 +24,23 @@ def test_pages_errors_and_dns_failures_are_recorded():
     mw.process_response(page, HtmlResponse(page.url, status=200, body=b"<html></html>", request=page))
     missing = Request("http://a.test/missing")
     mw.process_response(missing, Response(missing.url, status=404, request=missing))
+    down = Request("http://a.test/down")
+    mw.process_response(down, Response(down.url, status=503, request=down))
     mw.process_exception(Request("http://b.test/"), DNSLookupError("no such host"))
     a, b = domains.get("a.test"), domains.get("b.test")
-    assert (a.attempts, a.failures, dict(a.statuses), list(a.latencies)) == (2, 1, {200: 1, 404: 1}, [0.2])
+    # The 404 is kept in the statuses but is no failure of the host; the 503 is.
+    assert (a.attempts, a.failures, dict(a.statuses), list(a.latencies)) == (3, 1, {200: 1, 404: 1, 503: 1}, [0.2])
     assert (b.attempts, b.failures, b.dns_failures) == (1, 1, 1)
+
+
+@pytest.mark.parametrize(
+    "status, host_failure", [(200, False), (301, False), (403, False), (404, False), (410, False), (429, True), (500, True), (503, True)]
+)
+def test_only_transport_statuses_count_against_a_host(status, host_failure):
+    mw, domains = middleware()
+    request = Request("http://a.test/page")
+    mw.process_response(request, Response(request.url, status=status, request=request))
+    assert domains.get("a.test").failures == int(host_failure)
 
 
 def test_robots_txt_and_ignored_requests_say_nothing_of_the_domain():

@@ -38,6 +38,33 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
 
+# A host name as DNS allows it (labels of letters, digits, hyphens; underscores occur in the wild),
+# after Scrapy made it ASCII (IDNA); or an IP literal.
+_HOST_NAME = re.compile(r"(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.?")
+
+
+def has_valid_host(url: str) -> bool:
+    """Whether an http(s) URL names a host that could exist.
+
+    Documentation pages are full of placeholders such as ``http://<servername`` or
+    ``http://%3Cusername%3E@<servername``: Scrapy would try each (and retry it) and
+    never reach anything. Other schemes are left to Scrapy's download handlers.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return True
+    try:
+        host = parts.hostname
+        parts.port  # noqa: B018 (raises ValueError for a port out of range or not a number)
+    except ValueError:
+        return False
+    if not host:
+        return False
+    if ":" in host:  # an IPv6 literal ([...] in the URL)
+        return all(c in "0123456789abcdef:." for c in host)
+    return _HOST_NAME.fullmatch(host) is not None
+
+
 def _names_regex(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     """One regex matching any of the (lower-case, ``*``-wildcard) names."""
     if not patterns:

@@ -1,9 +1,12 @@
 """Domain profiles: what the crawl has learned about each domain so far.
 
 :class:`DomainProfileMiddleware <adaptive_spider.crawl.downloadermiddlewares.DomainProfileMiddleware>`
-records latencies, status codes and failures (exceptions and error statuses);
-the relevance middleware records
-page relevance. The frontier reads the profiles as features of every queued URL
+records latencies, status codes and transport failures; the relevance middleware records
+page relevance. A domain's health comes from transport outcomes only: connection errors,
+timeouts, DNS failures and 5xx/429 answers, each attempt counted (Scrapy's retries are
+attempts too, so a host that fails transiently and then answers stays healthy). A 404 or
+403 says a page is missing, not that the host is down: it is kept in the statuses (the
+crawl report shows it) and is a reward of 0 for the learner, but it is no failure. The frontier reads the profiles as features of every queued URL
 (kept in numpy columns so a batch of URLs reads them at once) and as filters
 before a request is released (slow, unreliable and capped domains).
 """
@@ -17,6 +20,11 @@ from statistics import median
 import numpy as np
 
 from adaptive_spider.relevance.scoring import log_norm
+
+def is_host_failure_status(status: int) -> bool:
+    """A status that says the host is failing or overloaded (5xx, 429); other 4xx are the page's."""
+    return status >= 500 or status == 429
+
 
 #: Latencies kept per domain for the median.
 LATENCY_WINDOW = 64
@@ -133,8 +141,7 @@ class DomainProfiles:
         profile = self.profiles[domain_id]
         profile.attempts += 1
         profile.statuses[int(status)] += 1
-        # Error statuses are failures (429 asks to slow down, it does not say the page is gone).
-        if status >= 400 and status != 429:
+        if is_host_failure_status(status):
             profile.failures += 1
         if latency is not None:
             profile.latencies.append(float(latency))

@@ -1,0 +1,125 @@
+"""Domain health from transport outcomes, in a real crawl of three hosts behind a local proxy.
+
+- ``shop.test``: every product page links to category pages that do not exist (404). A site
+  with dead links is not a failing host: the crawl fetches every product.
+- ``down.test``: answers 503 to most requests. It is dropped as unreliable.
+- ``slow.test``: answers every request late. It is held back, never dropped, and its
+  relevant pages are still fetched.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+import pytest
+
+from adaptive_spider.crawl.state import CrawlState
+from spiders.focused import FocusedSpider
+from tests.conftest import crawl_test, project_settings, run_crawl
+
+QUERY = "blue widget"
+PRODUCTS = 60
+DEAD_CATEGORIES = 20
+DOWN_PAGES = 30
+SLOW_PAGES = 30
+SLOW_SECONDS = 0.3
+
+
+def _page(title: str, links: list[str], body: str = "") -> bytes:
+    anchors = "".join(f'<li><a href="{href}">{text}</a></li>' for href, text in links)
+    return f"<html><head><title>{title}</title></head><body><h1>{title}</h1><p>{body}</p><ul>{anchors}</ul></body></html>".encode()
+
+
+def _answer(host: str, path: str) -> tuple[int, bytes]:
+    if host == "hub.test":
+        return 200, _page(
+            "Hub",
+            [("http://shop.test/", "blue widget shop"), ("http://slow.test/", "blue widget archive")]
+            + [(f"http://down.test/news/{n}", f"blue widget news {n}") for n in range(DOWN_PAGES)],
+        )
+    if host == "shop.test":
+        if path == "/":
+            return 200, _page("Shop", [(f"/product/{n}", f"blue widget {n}") for n in range(PRODUCTS)])
+        if path.startswith("/product/"):
+            n = int(path.rsplit("/", 1)[1])
+            dead = [(f"/category/{(n + k) % DEAD_CATEGORIES}", "category") for k in range(3)]
+            more = [(f"/product/{(n + 1) % PRODUCTS}", f"blue widget {(n + 1) % PRODUCTS}")]
+            return 200, _page(f"Blue widget {n}", dead + more, "a blue widget for sale")
+        return 404, b"<html><body>Not found</body></html>"
+    if host == "down.test":
+        # Most requests fail, the same way every time (Scrapy retries a 503 twice).
+        if zlib.crc32(path.encode()) % 5 != 0:
+            return 503, b"<html><body>Service unavailable</body></html>"
+        return 200, _page(f"Blue widget news {path}", [], "blue widget")
+    if host == "slow.test":
+        time.sleep(SLOW_SECONDS)
+        if path == "/":
+            return 200, _page("Archive", [(f"/item/{n}", f"blue widget archive {n}") for n in range(SLOW_PAGES)])
+        return 200, _page(f"Blue widget archive {path}", [], "the blue widget, archived")
+    return 404, b""
+
+
+class _ProxyHandler(BaseHTTPRequestHandler):
+    """An HTTP proxy that answers for the three hosts itself (nothing leaves 127.0.0.1)."""
+
+    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+        url = urlsplit(self.path)
+        status, body = _answer(url.hostname or "", url.path or "/")
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def proxy(monkeypatch):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ProxyHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    monkeypatch.setenv("http_proxy", url)
+    monkeypatch.setenv("https_proxy", url)
+    monkeypatch.delenv("no_proxy", raising=False)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+@crawl_test
+async def test_dead_links_do_not_drop_a_host_but_failing_hosts_are_dropped_and_slow_ones_kept(proxy):
+    settings = project_settings(
+        ADAPTIVE_SLOW_DOMAIN_MS=150,
+        CONCURRENT_REQUESTS_PER_DOMAIN=2,
+        CONCURRENT_REQUESTS=4,
+        RETRY_TIMES=1,
+        DOWNLOAD_TIMEOUT=10,
+    )
+    result = await run_crawl(FocusedSpider, settings, query=QUERY, start_urls="http://hub.test/")
+    fetched = set(result.fetched)
+    stats = result.stats
+
+    products = {f"http://shop.test/product/{n}" for n in range(PRODUCTS)}
+    assert products <= fetched, f"{len(products - fetched)} products never fetched"
+    dead = {url for url in fetched if "/category/" in url}
+    assert len(dead) == DEAD_CATEGORIES  # fetched, answered 404, and the host kept its place
+
+    domains = CrawlState.of(result.crawler).domains
+    shop, down, slow = domains.get("shop.test"), domains.get("down.test"), domains.get("slow.test")
+    assert shop.failures == 0 and shop.statuses[404] >= DEAD_CATEGORIES
+    assert down.failure_rate > 0.5
+    assert stats.get("adaptive/filtered/unreliable", 0) > 0
+    news = {url for url in fetched if url.startswith("http://down.test/news/")}
+    assert len(news) < DOWN_PAGES  # dropped: what was still queued is never fetched
+
+    slow_items = {f"http://slow.test/item/{n}" for n in range(SLOW_PAGES)}
+    assert slow_items <= fetched  # held back, never dropped
+    assert slow.failures == 0 and slow.median_latency_ms > 150
+    assert stats.get("adaptive/filtered/deferred_slow", 0) > 0
