@@ -18,11 +18,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from typing import Any
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
 
-from .analysis import DEFAULT_MIN_LENGTH, DEFAULT_STEMMER, DEFAULT_STOP_WORDS, Analyzer
+from adaptive_spider.settings import defaults
+
+from .analysis import Analyzer
 from .errors import SearchError
 from .fields import as_text, text_fields_of
 from .index import DEFAULT_B, DEFAULT_K, SearchIndex
@@ -63,21 +66,26 @@ class SearchIndexPipeline:
         directory = settings.get("ADAPTIVE_SEARCH_INDEX")
         if not directory:
             raise NotConfigured("ADAPTIVE_SEARCH_INDEX (the index directory) is not set")
+        # Without the add-on the table's defaults are not registered: read them from there, not again here.
+        def setting(name: str) -> Any:
+            value = settings.get(name)
+            return getattr(defaults, name) if value is None else value
+
         try:
             analyzer = Analyzer(
-                stop_words=settings.get("ADAPTIVE_SEARCH_STOP_WORDS", DEFAULT_STOP_WORDS),
-                min_length=settings.getint("ADAPTIVE_SEARCH_MIN_LENGTH", DEFAULT_MIN_LENGTH),
-                stemmer=settings.get("ADAPTIVE_SEARCH_STEMMER", DEFAULT_STEMMER) or None)
+                stop_words=setting("ADAPTIVE_SEARCH_STOP_WORDS"),
+                min_length=int(setting("ADAPTIVE_SEARCH_MIN_LENGTH")),
+                stemmer=setting("ADAPTIVE_SEARCH_STEMMER") or None)
         except SearchError as error:
             raise NotConfigured(f"search index pipeline: {error}") from None
         return cls(directory,
-                   id_field=settings.get("ADAPTIVE_SEARCH_ID_FIELD", "url"),
+                   id_field=setting("ADAPTIVE_SEARCH_ID_FIELD"),
                    fields=_field_list(settings.get("ADAPTIVE_SEARCH_FIELDS")),
                    field_weights=settings.get("ADAPTIVE_SEARCH_FIELD_WEIGHTS"),
                    analyzer=analyzer,
-                   k=settings.getfloat("ADAPTIVE_SEARCH_K", DEFAULT_K),
-                   b=settings.getfloat("ADAPTIVE_SEARCH_B", DEFAULT_B),
-                   commit_every=settings.getint("ADAPTIVE_SEARCH_COMMIT_EVERY", 500),
+                   k=float(setting("ADAPTIVE_SEARCH_K")),
+                   b=float(setting("ADAPTIVE_SEARCH_B")),
+                   commit_every=int(setting("ADAPTIVE_SEARCH_COMMIT_EVERY")),
                    stats=crawler.stats)
 
     def open_spider(self, spider=None) -> None:
@@ -121,7 +129,7 @@ class SearchIndexPipeline:
     @staticmethod
     def _content_id(document: dict) -> str:
         text = json.dumps(document, sort_keys=True, default=str, ensure_ascii=False)
-        return hashlib.sha1(text.encode()).hexdigest()  # noqa: S324 (an id, not security)
+        return hashlib.sha1(text.encode()).hexdigest()
 
     def _inc(self, key: str) -> None:
         if self.stats is not None:
