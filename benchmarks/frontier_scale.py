@@ -345,7 +345,7 @@ def component_split(strategy: str, n: int, domains: int, seed: int) -> dict:
     """CPU µs per URL of the parts of enqueuing and releasing, each timed alone on ``n`` links."""
     from scrapy.utils.request import fingerprint
 
-    from adaptive_spider.frontier import features as F
+    from adaptive_spider.frontier.features import static_vector
     from adaptive_spider.frontier.store import PackedRequest
     from adaptive_spider.relevance.linkpreview import LinkPreview
 
@@ -373,7 +373,7 @@ def component_split(strategy: str, n: int, domains: int, seed: int) -> dict:
     timed("anchor_similarity", lambda p: state.scorer.score_term_ids(p.term_ids), previews)
     timed(
         "static_features",
-        lambda p: F.static_vector(
+        lambda p: static_vector(
             depth=3, parent_score=0.5, anchor_similarity=0.5, path_segments=p.path_depth, has_query=p.has_query, round_discovered=3
         ),
         previews,

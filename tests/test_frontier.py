@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scrapy import Request
 
-from adaptive_spider.frontier import features as F
+from adaptive_spider.frontier import features
 from adaptive_spider.settings.config import AdaptiveConfig
 from adaptive_spider.frontier.domains import DomainProfiles
 from adaptive_spider.frontier.frontier import Frontier
@@ -19,7 +19,7 @@ def make_frontier(**settings):
 
 
 def add(frontier, url, *, anchor=0.0, parent_score=0.0, parent=-1, priority=0, depth=1, context=""):
-    static = F.static_features(url, depth=depth, parent_score=parent_score, anchor_similarity=anchor, round_discovered=0)
+    static = features.static_features(url, depth=depth, parent_score=parent_score, anchor_similarity=anchor, round_discovered=0)
     domain_id = frontier.domains.id_of(url.split("/")[2])
     request = Request(url, priority=priority, meta={"link_context": context})
     return frontier.add(request, static, domain_id, parent, 0.7 * anchor + 0.3 * parent_score)
@@ -36,8 +36,8 @@ def drain(frontier, n=4):
 
 # -- features -------------------------------------------------------------------------
 def test_static_features_are_normalised():
-    x = F.static_features("http://a.test/x/y/z.html?q=1", depth=3, parent_score=0.5, anchor_similarity=0.25, round_discovered=9)
-    names = dict(zip(F.STATIC_NAMES, x))
+    x = features.static_features("http://a.test/x/y/z.html?q=1", depth=3, parent_score=0.5, anchor_similarity=0.25, round_discovered=9)
+    names = dict(zip(features.STATIC_NAMES, x))
     assert names["depth"] == pytest.approx(3 / 20)
     assert names["path_depth"] == pytest.approx(3 / 10)
     assert names["has_query"] == 1.0
@@ -47,11 +47,11 @@ def test_static_features_are_normalised():
 def test_domain_features_are_current_at_selection_time():
     frontier = make_frontier(strategy="bfs")
     entry = add(frontier, "http://slowpoke.test/a")
-    before = F.describe(frontier.features(np.array([entry]))[0])
+    before = features.describe(frontier.features(np.array([entry]))[0])
     for _ in range(4):
         frontier.domains.record_relevance("slowpoke.test", 1.0)
     frontier.domains.record_failure("slowpoke.test")
-    after = F.describe(frontier.features(np.array([entry]))[0])
+    after = features.describe(frontier.features(np.array([entry]))[0])
     assert after["domain_relevance"] > before["domain_relevance"]
     assert after["domain_count"] > before["domain_count"] == 0
     assert after["domain_failure_rate"] == 1.0
@@ -65,7 +65,7 @@ def test_sibling_score_follows_fetched_siblings_of_the_same_context():
 
     def sibling_scores():
         rows = frontier.features(np.array([model_layer, forms]))
-        return list(rows[:, F.FEATURE_NAMES.index("sibling_score")])
+        return list(rows[:, features.FEATURE_NAMES.index("sibling_score")])
 
     assert sibling_scores() == pytest.approx([0.2, 0.2])  # nothing fetched yet: the parent's relevance
     fetched_group = frontier.pages.group_of(parent, "The model layer")
@@ -79,7 +79,7 @@ def test_domain_weight_setting_covers_subdomains():
     frontier = make_frontier(strategy="bfs", domain_weights="example.com=3")
     entry = add(frontier, "http://docs.example.com/a")
     other = add(frontier, "http://other.test/a")
-    weights = frontier.features(np.array([entry, other]))[:, F.FEATURE_NAMES.index("domain_weight")]
+    weights = frontier.features(np.array([entry, other]))[:, features.FEATURE_NAMES.index("domain_weight")]
     assert list(weights) == [3.0, 1.0]
 
 
@@ -122,6 +122,42 @@ def test_domain_cap_drops_the_rest_of_a_domain():
     assert released == ["http://capped.test/0", "http://capped.test/1", "http://free.test/0"]
     assert frontier.filtered["domain_cap"] == 3
     assert len(frontier) == 0
+
+
+class RecordingListener:
+    """A FrontierListener that writes down what it hears."""
+
+    def __init__(self):
+        self.events = []
+
+    def on_queued(self, entry, request, parent_relevance, domain_id, preview):
+        self.events.append(("queued", entry, request.url))
+
+    def on_released(self, entry, request):
+        self.events.append(("released", entry, request.url))
+
+    def on_dropped(self, entry):
+        self.events.append(("dropped", entry))
+
+
+def test_the_listener_hears_every_entry_join_and_leave():
+    frontier = make_frontier(strategy="bestfirst", domain_max_pages=1)
+    frontier.listener = listener = RecordingListener()
+    frontier.domains.record_response("capped.test", 200, 0.1)  # no probe first
+    first = add(frontier, "http://capped.test/0", anchor=0.9)
+    second = add(frontier, "http://capped.test/1", anchor=0.1)
+    better = frontier.take_better_link(second, lambda request: None, np.zeros(6, dtype=np.float32), 0, -1, 0.5)
+    assert listener.events == [
+        ("queued", first, "http://capped.test/0"),
+        ("queued", second, "http://capped.test/1"),
+        ("dropped", second),
+        ("queued", better, "http://capped.test/1"),
+    ]
+    del listener.events[:]
+    assert [r.url for r, _ in drain(frontier, 10)] == ["http://capped.test/0"]
+    # The filters run as the round is chosen, the releases at its end.
+    assert listener.events == [("dropped", better), ("released", first, "http://capped.test/0")]
+    assert frontier.filtered["domain_cap"] == 1 and len(frontier) == 0
 
 
 def test_unreliable_domain_is_skipped_after_min_attempts():
@@ -179,8 +215,8 @@ def counting(select, selected):
 def synthetic_problem(n=600, seed=0):
     """Reward is high when anchor_similarity and parent_score are both high."""
     rng = np.random.default_rng(seed)
-    X = rng.random((n, F.N_FEATURES)).astype(np.float32)
-    a, p = X[:, F.FEATURE_NAMES.index("anchor_similarity")], X[:, F.FEATURE_NAMES.index("parent_score")]
+    X = rng.random((n, features.N_FEATURES)).astype(np.float32)
+    a, p = X[:, features.FEATURE_NAMES.index("anchor_similarity")], X[:, features.FEATURE_NAMES.index("parent_score")]
     y = ((a > 0.6) & (p > 0.5)).astype(np.float64)
     return X, y
 
@@ -200,11 +236,11 @@ def test_qnetwork_learns_a_small_synthetic_problem():
 
 def test_double_dqn_propagates_value_to_links_that_lead_to_rewards():
     """A hub link (no reward itself) leads to rewarding links: its value rises with gamma."""
-    hub, leaf, dead = (np.zeros(F.N_FEATURES, dtype=np.float32) for _ in range(3))
+    hub, leaf, dead = (np.zeros(features.N_FEATURES, dtype=np.float32) for _ in range(3))
     hub[0], leaf[5], dead[7] = 1.0, 1.0, 1.0
     agent = DoubleDQN(gamma=0.8, batch_size=16, target_update=10, random_state=0)
     # Page 0 (behind the hub link) has two rewarding outlinks; pages 1 and 2 have none.
-    outlinks = np.zeros((3, 2, F.N_FEATURES), dtype=np.float32)
+    outlinks = np.zeros((3, 2, features.N_FEATURES), dtype=np.float32)
     outlinks[0] = leaf
     present = np.array([[True, True], [False, False], [False, False]])
 
@@ -228,7 +264,7 @@ def test_updates_in_a_row_are_the_same_as_one_at_a_time():
     """train_steps(n) reads the next actions of its n minibatches in one call: the
     networks it leaves must be exactly those of n single updates."""
     rng = np.random.default_rng(5)
-    outlinks = rng.random((20, 4, F.N_FEATURES)).astype(np.float32)
+    outlinks = rng.random((20, 4, features.N_FEATURES)).astype(np.float32)
     bases, present = rng.random((20, 4)), rng.random((20, 4)) < 0.6
     calls = []
 
@@ -239,7 +275,7 @@ def test_updates_in_a_row_are_the_same_as_one_at_a_time():
 
     one, row = (DoubleDQN(batch_size=8, target_update=3, random_state=1) for _ in range(2))
     for _ in range(40):
-        x = rng.random(F.N_FEATURES).astype(np.float32)
+        x = rng.random(features.N_FEATURES).astype(np.float32)
         reward, key = float(rng.random()), int(rng.integers(20))
         for agent in (one, row):
             agent.remember(x, 0.1, reward, key)
@@ -352,7 +388,7 @@ def test_a_saved_qnetwork_trains_on_exactly_as_the_one_that_was_saved():
     import pickle
 
     rng = np.random.default_rng(1)
-    X, y = rng.random((64, F.N_FEATURES)), rng.random(64)
+    X, y = rng.random((64, features.N_FEATURES)), rng.random(64)
     net = QNetwork(random_state=0)
     for _ in range(20):
         net.partial_fit(X, y)

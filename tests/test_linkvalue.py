@@ -74,8 +74,6 @@ def test_best_follows_novelty_as_the_knowledge_base_grows():
 
 def test_released_dropped_and_reused_entries_leave_the_heap():
     estimator, values = make_values()
-    queued = {1, 2}
-    values.bind(lambda entry: entry in queued)
     values.add(1, "alpha beta", "http://d.test/a.html", 0.0)
     values.add(2, "beta", "http://d.test/b.html", 0.0)
     request = Request("http://d.test/a.html")
@@ -83,7 +81,7 @@ def test_released_dropped_and_reused_entries_leave_the_heap():
     assert released > values.gain(2) and values.best() == pytest.approx(values.gain(2))
     # A released request waiting in the ready queue still counts as pending ...
     assert values.best_pending() == pytest.approx(released)
-    values.dispatch(request)
+    values.on_handed_to_engine(request)
     # ... and so does one being downloaded, valued as the knowledge base is now.
     assert values.best_pending([request]) == pytest.approx(released)
     for n in range(3):
@@ -93,9 +91,9 @@ def test_released_dropped_and_reused_entries_leave_the_heap():
     # A request released before these link values existed counts through its meta.
     other = Request("http://d.test/old.html", meta={GAIN_KEY: 0.7})
     assert values.best_pending([other]) == pytest.approx(0.7)
-    queued.discard(2)  # dropped by a domain filter
+    values.on_dropped(2)  # dropped by a domain filter
     assert values.best() == 0.0 and len(values) == 0
-    queued.add(2)  # the entry id is reused by another link
+    # the entry id is reused by another link
     values.add(2, "nothing", "http://d.test/c.html", 0.0)
     assert values.best() == 0.0
 

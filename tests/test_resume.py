@@ -23,7 +23,7 @@ from scrapy import Request
 from adaptive_spider.demo.site import QUERY, DemoSite
 from adaptive_spider.demo.traps import TrapSite, serve
 from adaptive_spider.frontier.journal import FrontierJournal, replay
-from adaptive_spider.crawl.scheduler import snapshot_items
+from adaptive_spider.crawl.jobdir import snapshot_items
 from tests.test_scheduler import make_scheduler as scheduler_on
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -117,7 +117,7 @@ def test_abandoned_scheduler_comes_back_with_queue_model_and_domains(tmp_path):
         taken.append(request.url)
         state.domains.record_response("foo.test", 200, 0.1)
         state._record_page(request, request.url, 0.9 if "widgets" in request.meta["link_text"] else 0.0)
-    scheduler._write_snapshot()  # what the periodic snapshot does
+    scheduler.jobdir.write_snapshot()  # what the periodic snapshot does
     weights = [w.copy() for w in scheduler.frontier.strategy.agent.online.weights]
     for i in range(60, 70):  # journaled after the snapshot only
         scheduler.enqueue_request(Request(f"http://foo.test/{i}"))
@@ -140,7 +140,7 @@ def test_journal_replay_survives_a_torn_record(tmp_path):
     scheduler = make_scheduler(tmp_path)
     for i in range(5):
         scheduler.enqueue_request(Request(f"http://foo.test/{i}"))
-    scheduler.journal.close()
+    scheduler.jobdir.journal.close()
     journal = next(tmp_path.glob("adaptive_journal.*"))
     journal.write_bytes(journal.read_bytes()[:-7])  # the kill cut the last record short
     resumed = make_scheduler(tmp_path)

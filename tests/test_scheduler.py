@@ -166,3 +166,15 @@ def test_a_higher_priority_request_goes_before_the_ready_batch(strategy):
     scheduler.enqueue_request(Request("http://foo.test/redirected", priority=2))
     assert scheduler.next_request().url == "http://foo.test/redirected"
     assert len(drain(scheduler)) == 5
+
+
+def test_a_reward_with_no_frontier_attached_is_logged_not_lost_silently(caplog):
+    state = CrawlState.of(get_crawler(Spider, {}))
+    request = Request("http://foo.test/a", meta={DECISION_KEY: {"features": [0.0] * 11, "leaf": -1}})
+    with caplog.at_level("WARNING", logger="adaptive_spider.crawl.state"):
+        state.reward_nothing(request)
+        state.reward_nothing(Request("http://foo.test/b", meta={DECISION_KEY: {"features": [0.0] * 11}}))
+    assert caplog.text.count("no frontier is attached") == 1
+    assert not request.meta[DECISION_KEY].get("rewarded")
+    scheduler = make_scheduler(ADAPTIVE_STRATEGY="tres")
+    assert scheduler.state.frontier is scheduler.frontier, "the scheduler attaches its frontier when it opens"

@@ -6,6 +6,9 @@ configuration, the relevance scorer and its term statistics, the domain
 profiles, the log of fetched pages and (when the AdaptiveScheduler runs) the
 frontier that learns from rewards. Data flows one way: middlewares record what
 happened to a request, the state turns it into rewards, the frontier learns.
+The scheduler attaches its frontier when it opens (:meth:`CrawlState.attach_frontier`);
+a reward for a request a frontier released, with no frontier attached, is logged as
+lost rather than dropped unseen.
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ import functools
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
 
 from scrapy.utils.httpobj import urlparse_cached
 
+from adaptive_spider.frontier.linkevidence import PARENT_KEY, link_context, parent_page  # noqa: F401 (PARENT_KEY: also here)
 from adaptive_spider.settings.config import AdaptiveConfig
 from adaptive_spider.frontier.domains import DomainProfiles
 from adaptive_spider.frontier.pagelog import PageLog
@@ -26,10 +31,11 @@ from adaptive_spider.relevance.pagetext import PageFields, content_sha1, page_fi
 from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer, link_preview_text
 from adaptive_spider.sufficiency.knowledge import KnowledgeState
 
+if TYPE_CHECKING:
+    from adaptive_spider.frontier.frontier import Frontier
+
 logger = logging.getLogger(__name__)
 
-#: request.meta key of the page a request was found on (a PageLog id).
-PARENT_KEY = "adaptive_parent"
 #: request.meta key of the scheduler's explanation of a released request.
 DECISION_KEY = "adaptive"
 STATS_PREFIX = "adaptive"
@@ -55,9 +61,7 @@ def _link_origin(request) -> tuple[int, str]:
     """The page a request's link was found on, and the link's context there."""
     if request is None:
         return -1, ""
-    parent = request.meta.get(PARENT_KEY, -1)
-    context = request.meta.get("link_context")
-    return (parent if isinstance(parent, int) else -1), (context if isinstance(context, str) else "")
+    return parent_page(request), link_context(request)
 
 
 def domain_of(url: str) -> str:
@@ -86,7 +90,9 @@ class CrawlState:
         )
         self.domains = DomainProfiles(config.domain_weights, min_attempts=config.unreliable_min_attempts)
         self.pages = PageLog(config.qnet_next_actions)
-        self.frontier = None
+        # The frontier that learns from rewards (attached by the scheduler when it opens).
+        self.frontier: Frontier | None = None
+        self._warned_no_frontier = False
         self.n_relevant = 0
         self.n_fetched = 0
         self._analyses: WeakKeyDictionary = WeakKeyDictionary()
@@ -100,12 +106,17 @@ class CrawlState:
 
     @classmethod
     def of(cls, crawler) -> CrawlState:
-        """The crawl's state, built from the crawler's settings on first use."""
+        """The crawl's state, built from the crawler's settings on first use (the one
+        way to reach it: it is kept on the crawler)."""
         state = getattr(crawler, "_adaptive_state", None)
         if state is None:
             state = cls(AdaptiveConfig.from_settings(crawler.settings), getattr(crawler, "stats", None))
             crawler._adaptive_state = state
         return state
+
+    def attach_frontier(self, frontier: Frontier) -> None:
+        """Rewards train this frontier's strategy from now on."""
+        self.frontier = frontier
 
     def inc_stat(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
@@ -163,12 +174,22 @@ class CrawlState:
 
     def _learn(self, request, reward: float, page_id: int) -> None:
         decision = request.meta.get(DECISION_KEY) if request is not None else None
-        if self.frontier is None or not isinstance(decision, dict) or "features" not in decision:
-            return
+        if not isinstance(decision, dict) or "features" not in decision:
+            return  # not released by a frontier (another scheduler, a request built by hand)
         if decision.get("rewarded"):
             return
+        if self.frontier is None:
+            if not self._warned_no_frontier:
+                self._warned_no_frontier = True
+                logger.warning(
+                    "A request released by a frontier came back, but no frontier is attached to the crawl "
+                    "state (CrawlState.attach_frontier): its reward is not learned from"
+                )
+            return
         decision["rewarded"] = True
-        self.frontier.observe(decision["features"], reward, page_id, decision.get("leaf", -1), decision.get("prior", 0.0))
+        self.frontier.observe(
+            decision["features"], reward, page_id, decision.get("leaf", -1), decision.get("prior", 0.0)
+        )
 
     # -- links -------------------------------------------------------------------------
     def context_similarity(self, context: str) -> float:

@@ -27,6 +27,7 @@ import pickle
 import secrets
 import socket
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scrapy import signals
@@ -34,14 +35,25 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.defer import deferred_from_coro
 
-from adaptive_spider.frontier import features as F
-from adaptive_spider.settings.config import ConfigError
-from adaptive_spider.distributed.coordination import WorkerRegistry
-from adaptive_spider.distributed.queue import CrawlKeys, SharedQueue
-from adaptive_spider.distributed.sync import DomainProfileSync, ModelSync, TermStatisticsSync
-from adaptive_spider.frontier.frontier import link_context
 from adaptive_spider.crawl.scheduler import AdaptiveScheduler
 from adaptive_spider.crawl.state import PARENT_KEY, CrawlState, domain_of
+from adaptive_spider.distributed.coordination import WorkerRegistry
+from adaptive_spider.distributed.queue import CrawlKeys, SharedQueue
+from adaptive_spider.distributed.sharedentries import entry_payload, entry_scores
+from adaptive_spider.distributed.sync import (
+    DomainProfileSync,
+    ModelSync,
+    TermStatisticsSync,
+)
+from adaptive_spider.frontier.features import FEATURE_NAMES, STATIC_NAMES
+from adaptive_spider.frontier.linkevidence import record_outlink
+from adaptive_spider.settings.config import ConfigError
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+    from adaptive_spider.sufficiency.linkvalues import LinkValues
 
 try:
     from redis.exceptions import RedisError
@@ -57,32 +69,7 @@ logger = logging.getLogger(__name__)
 WORKER_ONLY_REASONS = frozenset({"shutdown", "redis_unavailable"})
 #: Outgoing requests are scored and sent to Redis in batches of at most this many.
 OUTBOX_SIZE = 256
-#: An explicit Request.priority is a tier above any learned value.
-TIER_SCALE = 1000.0
-_VALUE_BOUND = TIER_SCALE / 2 - 1
-_DEPTH = F.FEATURE_NAMES.index("depth")
-_STATIC_COLUMNS = [F.FEATURE_NAMES.index(name) for name in F.STATIC_NAMES]
-
-
-def shared_priority(strategy, X: np.ndarray, priors: np.ndarray, tiers: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Score of new requests in the shared queue: their tier, then the strategy's value.
-
-    A strategy with a model (``tres``) gives its predicted Q-value; ``bfs`` and
-    ``dfs`` order by depth, ``random`` at random, and the others by the
-    learning-free link prior.
-    """
-    agent = getattr(strategy, "agent", None)
-    if agent is not None and hasattr(agent, "predict"):
-        value = agent.predict(X, priors)
-    elif strategy.name == "bfs":
-        value = -X[:, _DEPTH]
-    elif strategy.name == "dfs":
-        value = X[:, _DEPTH]
-    elif strategy.name == "random":
-        value = rng.random(len(X))
-    else:
-        value = priors
-    return tiers * TIER_SCALE + np.clip(np.asarray(value, dtype=np.float64), -_VALUE_BOUND, _VALUE_BOUND)
+_STATIC_COLUMNS = [FEATURE_NAMES.index(name) for name in STATIC_NAMES]
 
 
 def worker_id() -> str:
@@ -95,7 +82,18 @@ class DistributedScheduler(AdaptiveScheduler):
     """An AdaptiveScheduler whose frontier, duplicate filter, domain profiles and
     model are shared with the other workers of the crawl through Redis."""
 
-    def __init__(self, server, dupefilter, state: CrawlState, keys: CrawlKeys, *, persist=False, flush_on_start=False, stats=None, crawler=None):
+    def __init__(
+        self,
+        server: Any,
+        dupefilter: Any,
+        state: CrawlState,
+        keys: CrawlKeys,
+        *,
+        persist: bool = False,
+        flush_on_start: bool = False,
+        stats: StatsCollector | None = None,
+        crawler: Crawler | None = None,
+    ):
         super().__init__(dupefilter, state=state, jobdir=None, stats=stats, crawler=crawler)
         self.server = server
         self.keys = keys
@@ -136,10 +134,15 @@ class DistributedScheduler(AdaptiveScheduler):
             crawler=crawler,
         )
 
+    def _link_values(self) -> LinkValues | None:
+        """None: a worker keeps no sufficiency link values (its frontier holds a share of
+        the crawl's queue only; the sufficiency stop judges the links of a whole frontier)."""
+        return None
+
     # -- lifecycle -----------------------------------------------------------------------
     def open(self, spider):
         self.spider = spider
-        self.state.frontier = self.frontier
+        self.state.attach_frontier(self.frontier)
         try:
             if self.flush_on_start:
                 self._delete_keys()
@@ -193,7 +196,7 @@ class DistributedScheduler(AdaptiveScheduler):
                 self._delete_keys()
         except RedisError as exc:
             logger.error("Redis failed while leaving the crawl: %s", exc, extra={"spider": self.spider})
-        self._update_stats()
+        self.counts.set_frontier(self.frontier.stats())
         # Not the dupefilter's close(): scrapy-redis' would delete the crawl's fingerprints.
         return None
 
@@ -220,8 +223,10 @@ class DistributedScheduler(AdaptiveScheduler):
             if self.stats is not None:
                 self.stats.inc_value("dupefilter/filtered")
             return False
-        self.outbox.append((request, *self._link_context(request)))
-        self._inc("enqueued")
+        evidence = self._link_evidence(request)
+        record_outlink(self.state.pages, request, evidence)
+        self.outbox.append((request, *evidence.as_tuple()))
+        self.counts.inc("enqueued")
         if len(self.outbox) >= OUTBOX_SIZE:
             self._publish()
         return True
@@ -251,31 +256,17 @@ class DistributedScheduler(AdaptiveScheduler):
         """Queue ``(request, static, domain id, parent, prior)`` entries in Redis; an
         entry that cannot be serialized stays in the local frontier, and so do all
         of them when Redis fails."""
-        static = np.array([entry[1] for entry in entries], dtype=np.float32)
-        domain_ids = np.array([entry[2] for entry in entries], dtype=np.int64)
-        groups = np.array([self.state.pages.group_of(entry[3], link_context(entry[0])) for entry in entries], dtype=np.int64)
-        X = F.assemble(static, self.state.domains.features(domain_ids), self.state.pages.sibling_scores(groups))
-        tiers = np.array([entry[0].priority for entry in entries], dtype=np.float64)
-        priors = np.array([entry[4] for entry in entries], dtype=np.float64)
-        scores = shared_priority(self.frontier.strategy, X, priors, tiers, self.rng)
+        scores = entry_scores(self.frontier.strategy, self.state, entries, self.rng)
         shared, payloads, shared_scores = [], [], []
         for entry, score in zip(entries, scores):
             data = self._serialize(entry[0])
             if data is None:
                 self.frontier.add(*entry)
-                self._inc("distributed/kept_local")
+                self.counts.inc("distributed/kept_local")
                 continue
-            request, entry_static, domain_id, parent, prior = entry
-            payload = {
-                "request": data,
-                "static": [float(v) for v in entry_static],
-                "domain": self.state.domains.profiles[domain_id].name,
-                "parent": int(parent),
-                "prior": float(prior),
-                "worker": self.worker,
-            }
+            domain = self.state.domains.profiles[entry[2]].name
             shared.append(entry)
-            payloads.append(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+            payloads.append(entry_payload(data, entry, domain, self.worker))
             shared_scores.append(score)
         try:
             self.queue.push(payloads, shared_scores)
@@ -283,7 +274,7 @@ class DistributedScheduler(AdaptiveScheduler):
             for entry in shared:  # not lost: this worker fetches them itself
                 self.frontier.add(*entry)
             raise
-        self._inc("distributed/published", len(payloads))
+        self.counts.inc("distributed/published", len(payloads))
 
     # -- release: from the shared queue ---------------------------------------------------------
     def next_request(self):
@@ -308,31 +299,25 @@ class DistributedScheduler(AdaptiveScheduler):
                 request = self._deserialize(payload["request"])
             except Exception as exc:  # a callback this worker's spider lacks, a broken payload
                 logger.warning("Skipped a shared request this worker cannot rebuild: %s", exc, extra={"spider": self.spider})
-                self._inc("distributed/unreadable")
+                self.counts.inc("distributed/unreadable")
                 continue
             parent = payload["parent"]
             if payload["worker"] != self.worker:
                 # Page ids are local to the worker that fetched the page.
                 parent = -1
                 request.meta.pop(PARENT_KEY, None)
-                self._inc("distributed/pulled_from_peers")
+                self.counts.inc("distributed/pulled_from_peers")
             domain_id = self.state.domains.id_of(payload["domain"])
             static = np.asarray(payload["static"], dtype=np.float32)
             self.frontier.add(request, static, domain_id, parent, payload["prior"])
             pulled += 1
-        self._inc("distributed/pulled", pulled)
+        self.counts.inc("distributed/pulled", pulled)
         return pulled
 
     def _return_held_requests(self) -> None:
         """Give the requests this worker holds back to the shared queue."""
         self._publish()
-        entries = []
-        store = self.frontier.store
-        for entry in store.live_ids():
-            entries.append(
-                (store.requests[entry], store.static[entry].copy(), int(store.domain[entry]), int(store.parent[entry]), float(store.prior[entry]))
-            )
-            store.take(entry)
+        entries = list(self.frontier.take_all())
         while self.ready:
             request, decision = self.ready.popleft()
             static = np.asarray(decision["features"], dtype=np.float32)[_STATIC_COLUMNS]
@@ -367,8 +352,8 @@ class DistributedScheduler(AdaptiveScheduler):
         self.domain_sync.sync(self.state.domains)
         self.term_sync.sync(self.state.scorer)
         if self.model_sync.sync(self.frontier.strategy):
-            self._inc("distributed/model_syncs")
-        self._inc("distributed/syncs")
+            self.counts.inc("distributed/model_syncs")
+        self.counts.inc("distributed/syncs")
         self.last_sync = time.monotonic()
 
     def _wake(self) -> None:

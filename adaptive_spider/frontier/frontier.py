@@ -1,37 +1,67 @@
 """The frontier: queued requests in priority tiers, ordered by a strategy,
-screened by domain filters before release.
+filtered by domain before release.
 
 An explicit ``Request.priority`` is a tier above the learned order: the highest
 non-empty tier is served first, and the strategy orders the entries inside it.
 Before a chosen request is released, the domain filters run: a domain over its
 page cap or with too many failures is dropped (counted by reason); a slow domain
-is held back until nothing faster is left; and a domain never fetched before is
+is deferred until nothing faster is left; and a domain never fetched before is
 probed with one request, the others waiting until it answers (a dead host costs
 one fetch, not a round of them).
+
+A :class:`FrontierListener` hears of every entry that joins or leaves (the
+sufficiency link values keep each queued link's expected gain that way), and a
+strategy reads the entries through the frontier's public methods only (see
+:class:`~adaptive_spider.frontier.strategies.base.QueuedEntries`).
 """
 
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from adaptive_spider.frontier import features as F
-from adaptive_spider.frontier.strategies.base import Choice, Strategy
-from adaptive_spider.frontier.strategies.baselines import BestFirst, BreadthFirst, DepthFirst, RandomOrder
-from adaptive_spider.frontier.strategies.linkgroups import LinkGroups
+from adaptive_spider.frontier.features import assemble
+from adaptive_spider.frontier.linkevidence import link_context
 from adaptive_spider.frontier.store import FrontierStore
+from adaptive_spider.frontier.strategies.base import Choice, Strategy
+from adaptive_spider.frontier.strategies.baselines import (
+    BestFirst,
+    BreadthFirst,
+    DepthFirst,
+    RandomOrder,
+)
+from adaptive_spider.frontier.strategies.linkgroups import LinkGroups
 from adaptive_spider.frontier.strategies.tres import Tres
 
-def link_context(request) -> str:
-    """The context (headings, list label) a link was found under, if the spider said."""
-    context = request.meta.get("link_context")
-    return context if isinstance(context, str) else ""
+if TYPE_CHECKING:
+    from scrapy import Request
 
+    from adaptive_spider.frontier.domains import DomainProfiles
+    from adaptive_spider.frontier.pagelog import PageLog
+    from adaptive_spider.relevance.linkpreview import LinkPreview
 
 STRATEGY_CLASSES: dict[str, type[Strategy]] = {
     cls.name: cls for cls in (Tres, LinkGroups, BestFirst, BreadthFirst, DepthFirst, RandomOrder)
 }
+
+
+class FrontierListener(Protocol):
+    """Hears of every entry that joins or leaves the frontier."""
+
+    def on_queued(
+        self, entry: int, request: Request, parent_relevance: float, domain_id: int, preview: LinkPreview | None
+    ) -> None:
+        """``request`` joined as ``entry``; its link was found on a page of relevance
+        ``parent_relevance`` (``preview``: the parsed link, when the caller had it)."""
+
+    def on_released(self, entry: int, request: Request) -> None:
+        """``entry`` left for the scheduler's ready queue as ``request``."""
+
+    def on_dropped(self, entry: int) -> None:
+        """``entry`` left without release (a domain filter, a better link to its URL)."""
 
 
 class Frontier:
@@ -45,19 +75,24 @@ class Frontier:
         Read for domain features and filters.
     pages : PageLog
         Read for sibling scores and next actions.
+    listener : FrontierListener, optional
+        Told of every entry that joins or leaves.
     """
 
-    def __init__(self, config, domains, pages):
+    def __init__(self, config: Any, domains: DomainProfiles, pages: PageLog, listener: FrontierListener | None = None):
         self.config = config
         self.domains = domains
         self.pages = pages
+        self.listener = listener
         self.store = FrontierStore()
         self.rng = np.random.default_rng(config.seed)
         self.strategy: Strategy = STRATEGY_CLASSES[config.strategy](self, config, self.rng)
         self.tier_sizes: Counter = Counter()
-        self.held: deque = deque()
+        # Entries of slow domains, released when nothing faster is left.
+        self.slow_deferred: deque = deque()
+        # Entries of never-fetched domains, by domain, waiting for its probe to answer.
         self.waiting: dict[int, list] = {}
-        # Domains whose probe was given up on (see _accept_held): no longer probed.
+        # Domains whose probe was given up on (see _release_deferred): no longer probed.
         self.unprobed: set[int] = set()
         self.round = 0
         self.filtered: Counter = Counter()
@@ -69,7 +104,10 @@ class Frontier:
         return len(self.store)
 
     # -- adding -----------------------------------------------------------------------
-    def add(self, request, static: np.ndarray, domain_id: int, parent_id: int, prior: float, order: int | None = None) -> int:
+    def add(self, request: Request, static: np.ndarray, domain_id: int, parent_id: int, prior: float,
+            order: int | None = None, preview: LinkPreview | None = None) -> int:
+        """Queue a request with its link's evidence; ``order`` keeps the place of an
+        entry it replaces; returns its entry id."""
         group = self.pages.group_of(parent_id, link_context(request))
         entry = self.store.add(request, static, domain_id, parent_id, prior, group, order)
         tier = int(request.priority)
@@ -77,6 +115,8 @@ class Frontier:
         self.strategy.push(tier, entry)
         if not request.dont_filter:
             self.queued_urls[request.url] = entry
+        if self.listener is not None:
+            self.listener.on_queued(entry, request, self.pages.parent_score(parent_id), domain_id, preview)
         return entry
 
     def top_tier(self) -> float:
@@ -93,34 +133,80 @@ class Frontier:
             return None
         return self.queued_urls.get(url)
 
-    def relink(self, entry: int, update, static: np.ndarray, domain_id: int, parent_id: int, prior: float) -> int:
+    def take_better_link(
+        self,
+        entry: int,
+        update_meta: Callable[[Request], None],
+        static: np.ndarray,
+        domain_id: int,
+        parent_id: int,
+        prior: float,
+        preview: LinkPreview | None = None,
+    ) -> int:
         """Give a queued entry the evidence of a better link to its URL: its request
-        (its meta changed by ``update(request)``) is queued again with these features and
+        (its meta changed by ``update_meta(request)``) is queued again with these features and
         prior, in its first place of arrival; the strategy drops the old id when it meets it.
         """
-        request = self.store.retire(entry)
+        request = self.store.take_keeping_id(entry)
         order = int(self.store.order[entry])
         self.tier_sizes[int(request.priority)] -= 1
-        update(request)
-        return self.add(request, static, domain_id, parent_id, prior, order)
+        if self.listener is not None:
+            self.listener.on_dropped(entry)
+        update_meta(request)
+        return self.add(request, static, domain_id, parent_id, prior, order, preview)
 
-    # -- features for the strategies ---------------------------------------------------
+    def take_all(self) -> Iterator[tuple[Request, np.ndarray, int, int, float]]:
+        """Remove every queued entry: ``(request, static, domain id, parent, prior)`` of each."""
+        store = self.store
+        for entry in store.live_ids().tolist():
+            item = (store.requests[entry], store.static[entry].copy(), int(store.domain[entry]),
+                    int(store.parent[entry]), float(store.prior[entry]))
+            store.take(entry)
+            if self.listener is not None:
+                self.listener.on_dropped(entry)
+            yield item
+
+    # -- what strategies read (QueuedEntries) -------------------------------------------
+    def priors(self, entries: np.ndarray) -> np.ndarray:
+        return self.store.priors(entries)
+
+    def arrival_orders(self, entries: np.ndarray) -> np.ndarray:
+        return self.store.arrival_orders(entries)
+
+    def prior_of(self, entry: int) -> float:
+        return float(self.store.prior[entry])
+
+    def arrival_order_of(self, entry: int) -> int:
+        return int(self.store.order[entry])
+
+    def url_of(self, entry: int) -> str:
+        return self.store.requests[entry].url
+
+    def parent_of(self, entry: int) -> int:
+        return int(self.store.parent[entry])
+
+    def domain_of(self, entry: int) -> int:
+        return int(self.store.domain[entry])
+
+    def page_domain(self, page_id: int) -> int:
+        return int(self.pages.domain[page_id])
+
     def features(self, entries: np.ndarray) -> np.ndarray:
         """Current 11-feature vectors of queued entries."""
         store = self.store
-        return F.assemble(
+        return assemble(
             store.static[entries],
             self.domains.features(store.domain[entries]),
             self.pages.sibling_scores(store.group[entries]),
         )
 
-    def next_actions(self, page_keys) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def next_actions(self, page_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Current feature vectors (b x k x 11) of the kept outlinks of each page,
         their link priors (b x k) and which of them exist (b x k): the next states
         of the DQN's transitions."""
         static, domain_ids, groups, priors, mask = self.pages.children_of(page_keys)
         b, k, _ = static.shape
-        vectors = F.assemble(
+        vectors = assemble(
             static.reshape(b * k, -1),
             self.domains.features(domain_ids.reshape(-1)),
             self.pages.sibling_scores(groups.reshape(-1)),
@@ -128,7 +214,7 @@ class Frontier:
         return vectors.reshape(b, k, -1), priors, mask
 
     # -- releasing ----------------------------------------------------------------------
-    def next_batch(self, n: int, hold_below: float | None = None) -> list[tuple[object, Choice]]:
+    def next_batch(self, n: int, hold_below: float | None = None) -> list[tuple[Request, Choice]]:
         """Up to ``n`` requests for the ready queue, best first, each with its
         :class:`Choice` (leaf, score and the features it had when chosen).
 
@@ -140,44 +226,46 @@ class Frontier:
         accepted: list[tuple[int, Choice]] = []
         for tier in sorted((t for t, size in self.tier_sizes.items() if size), reverse=True):
             while len(accepted) < n and self.strategy.count(tier):
-                choices = [c for c in self.strategy.select(tier, n - len(accepted)) if self._alive(c.entry)]
+                choices = [c for c in self.strategy.select(tier, n - len(accepted)) if self._still_queued(c.entry)]
                 weak = [] if hold_below is None else [c for c in choices if self.store.prior[c.entry] < hold_below]
                 for choice in choices:
                     if choice in weak:
                         self.strategy.push(tier, choice.entry)
                     else:
-                        self._screen(tier, choice, accepted)
+                        self._filter_by_domain(tier, choice, accepted)
                 if weak:
                     return self._release(accepted)
             if accepted:
                 break
         if not accepted:
-            self._accept_held(n, accepted)
+            self._release_deferred(n, accepted)
         return self._release(accepted)
 
     def _wake_probed_domains(self, force: bool = False) -> None:
         """Return to the strategy the entries of domains whose probe has answered."""
         for domain_id in [d for d in self.waiting if force or not self.domains.is_untried(d)]:
             for tier, choice in self.waiting.pop(domain_id):
-                if self._alive(choice.entry):
+                if self._still_queued(choice.entry):
                     self.strategy.push(tier, choice.entry)
 
-    def _alive(self, entry: int) -> bool:
-        """Whether an entry a strategy gave back is still queued (not relinked)."""
+    def _still_queued(self, entry: int) -> bool:
+        """Whether an entry a strategy gave back is still queued (not replaced by a better
+        link); a replaced one's id is free from now on."""
         if self.store.live[entry]:
             return True
-        self.store.forget(entry)
+        self.store.free_id(entry)
         return False
 
-    def _screen(self, tier: int, choice: Choice, accepted: list) -> None:
+    def _filter_by_domain(self, tier: int, choice: Choice, accepted: list) -> None:
+        """Accept a chosen entry, or drop it (capped or unreliable domain), defer it (slow
+        domain) or let it wait for its domain's probe (never-fetched domain)."""
         domain_id = int(self.store.domain[choice.entry])
         reason = self._drop_reason(domain_id)
         if reason:
-            self._remove(tier, choice.entry)
-            self.filtered[reason] += 1
+            self._drop(tier, choice.entry, reason)
         elif self.domains.is_slow(domain_id, self.config.slow_domain_ms):
             choice.features = None  # released in a later round: with the features of then
-            self.held.append((tier, choice))
+            self.slow_deferred.append((tier, choice))
             self.filtered["deferred_slow"] += 1
         elif self.strategy.probes_new_domains and self.domains.is_untried(domain_id) and domain_id not in self.unprobed:
             choice.features = None
@@ -190,8 +278,10 @@ class Frontier:
         self.domains.record_release(int(self.store.domain[choice.entry]))
         accepted.append((tier, choice))
 
-    def _accept_held(self, n: int, accepted: list) -> None:
-        if not self.held and self.waiting:
+    def _release_deferred(self, n: int, accepted: list) -> None:
+        """When nothing else is left: accept the entries of slow domains, or else those
+        waiting for a probe."""
+        if not self.slow_deferred and self.waiting:
             # Nothing else is left: a probe that never answers (filtered before download)
             # must not keep its domain's entries waiting for ever. Nor send them to wait
             # again: every later round would walk the whole frontier back into waiting.
@@ -200,21 +290,20 @@ class Frontier:
             for tier in sorted(self.tier_sizes, reverse=True):
                 while len(accepted) < n and self.strategy.count(tier):
                     for choice in self.strategy.select(tier, n - len(accepted)):
-                        if self._alive(choice.entry):
+                        if self._still_queued(choice.entry):
                             self._accept(tier, choice, accepted)
             return
-        while self.held and len(accepted) < n:
-            tier, choice = self.held.popleft()
-            if not self._alive(choice.entry):
+        while self.slow_deferred and len(accepted) < n:
+            tier, choice = self.slow_deferred.popleft()
+            if not self._still_queued(choice.entry):
                 continue
             reason = self._drop_reason(int(self.store.domain[choice.entry]))
             if reason:
-                self._remove(tier, choice.entry)
-                self.filtered[reason] += 1
+                self._drop(tier, choice.entry, reason)
             else:
                 self._accept(tier, choice, accepted)
 
-    def _release(self, accepted: list) -> list[tuple[object, Choice]]:
+    def _release(self, accepted: list) -> list[tuple[Request, Choice]]:
         if not accepted:
             return []
         # A strategy that scored its choices with their features gave them along (same round, same values).
@@ -224,9 +313,13 @@ class Frontier:
             for choice, vector in zip(unscored, vectors):
                 choice.features = vector
         released = []
+        listener = self.listener
         for tier, choice in accepted:
             choice.prior = float(self.store.prior[choice.entry])
-            released.append((self._remove(tier, choice.entry), choice))
+            request = self._take(tier, choice.entry)
+            if listener is not None:
+                listener.on_released(choice.entry, request)
+            released.append((request, choice))
         return released
 
     def _drop_reason(self, domain_id: int) -> str | None:
@@ -237,7 +330,13 @@ class Frontier:
             return "unreliable"
         return None
 
-    def _remove(self, tier: int, entry: int):
+    def _drop(self, tier: int, entry: int, reason: str) -> None:
+        self._take(tier, entry)
+        self.filtered[reason] += 1
+        if self.listener is not None:
+            self.listener.on_dropped(entry)
+
+    def _take(self, tier: int, entry: int) -> Request:
         self.tier_sizes[tier] -= 1
         request = self.store.take(entry)
         if self.queued_urls.get(request.url) == entry:
@@ -245,15 +344,19 @@ class Frontier:
         return request
 
     # -- learning ------------------------------------------------------------------------
-    def observe(self, x, reward: float, page_key: int, leaf: int = -1, prior: float = 0.0) -> None:
+    def observe(self, x: Any, reward: float, page_key: int, leaf: int = -1, prior: float = 0.0) -> None:
+        """A released entry's page (``page_key``, -1: none) answered with ``reward``: the strategy learns."""
         self.strategy.observe(np.asarray(x, dtype=np.float32), reward, page_key, leaf, prior)
 
     def stats(self) -> dict:
         waiting = sum(len(entries) for entries in self.waiting.values())
-        return {"queued": len(self), "held": len(self.held), "waiting": waiting, "rounds": self.round, **self.strategy.stats()}
+        return {
+            "queued": len(self), "held": len(self.slow_deferred), "waiting": waiting, "rounds": self.round,
+            **self.strategy.stats(),
+        }
 
     # -- persistence ---------------------------------------------------------------------
-    def state_dict(self, serialize) -> dict:
+    def state_dict(self, serialize: Callable[[Request], dict | None]) -> dict:
         """Everything queued (requests through ``serialize``) and the strategy's model.
 
         Requests ``serialize`` rejects (returns ``None``) are counted, not saved.
@@ -285,7 +388,7 @@ class Frontier:
             "rng": self.rng.bit_generator.state,
         }
 
-    def load_state_dict(self, state: dict, deserialize) -> None:
+    def load_state_dict(self, state: dict, deserialize: Callable[[dict], Request]) -> None:
         self.round = state["round"]
         self.filtered.update(state["filtered"])
         self.strategy.load_state_dict(state["strategy"])

@@ -166,7 +166,14 @@ class FrontierStore:
         return self.size
 
     def add(
-        self, request, static: np.ndarray, domain_id: int, parent_id: int, prior: float, group_id: int = -1, order: int | None = None
+        self,
+        request: Request,
+        static: np.ndarray,
+        domain_id: int,
+        parent_id: int,
+        prior: float,
+        group_id: int = -1,
+        order: int | None = None,
     ) -> int:
         """Queue a request; ``order`` keeps the arrival order of an entry it replaces."""
         entry = self._free.pop() if self._free else self._next_slot()
@@ -185,7 +192,7 @@ class FrontierStore:
         self.size += 1
         return entry
 
-    def take(self, entry: int):
+    def take(self, entry: int) -> Request:
         """Remove an entry and return its request."""
         request = self.requests[entry]
         self.requests[entry] = None
@@ -194,10 +201,10 @@ class FrontierStore:
         self.size -= 1
         return request
 
-    def retire(self, entry: int):
+    def take_keeping_id(self, entry: int) -> Request:
         """Remove an entry whose id a strategy still holds; return its request.
 
-        The id is not reused until :meth:`forget` (when the strategy gives it back),
+        The id is not reused until :meth:`free_id` (when the strategy gives it back),
         so a strategy never holds one id for two entries.
         """
         request = self.requests[entry]
@@ -206,12 +213,20 @@ class FrontierStore:
         self.size -= 1
         return request
 
-    def forget(self, entry: int) -> None:
-        """Free the id of a retired entry."""
+    def free_id(self, entry: int) -> None:
+        """Let the id of an entry removed by :meth:`take_keeping_id` be reused."""
         self._free.append(entry)
 
     def live_ids(self) -> np.ndarray:
         return np.flatnonzero(self.live[: self._top]).astype(np.int64)
+
+    def priors(self, entries: np.ndarray) -> np.ndarray:
+        """The link priors (float32) of entries."""
+        return self.prior[entries]
+
+    def arrival_orders(self, entries: np.ndarray) -> np.ndarray:
+        """The order in which entries were first queued."""
+        return self.order[entries]
 
     def _next_slot(self) -> int:
         if self._top == len(self.requests):

@@ -27,6 +27,11 @@ falls as the knowledge base grows, so the heap re-evaluates lazily: the top entr
 is recomputed when the knowledge base changed since its value was computed, and
 pushed back if it lost its place. :meth:`LinkValues.best` is therefore cheap at
 any time; it feeds the ``no_promising_links`` stop.
+
+:class:`LinkValues` is the frontier's listener
+(:class:`~adaptive_spider.frontier.frontier.FrontierListener`): the frontier tells
+it of every link queued, released or dropped, and the scheduler of every released
+request it hands to the engine.
 """
 
 from __future__ import annotations
@@ -34,14 +39,21 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import numpy as np
 
 from adaptive_spider.frontier.features import path_depth
 from adaptive_spider.relevance.scoring import QueryTerms, url_words
+from adaptive_spider.sufficiency.linkcolumns import LinkColumns, QueuedLink, column_rows
+
+if TYPE_CHECKING:
+    from scrapy import Request
+
+    from adaptive_spider.relevance.linkpreview import LinkPreview
 
 #: request.meta key with a request's expected gain when it left the frontier.
 GAIN_KEY = "adaptive_gain"
@@ -51,15 +63,6 @@ _ENTRY_MASK = (1 << _ENTRY_BITS) - 1
 _DOMAIN_PSEUDO_PAGES = 5.0
 _DOMAIN_SMOOTHING = 0.05
 _COMPACT_MIN = 1024
-
-
-def _column(values: array, rows: np.ndarray, dtype) -> np.ndarray:
-    """``values[rows]`` of a growable column (a copy: no view may outlive the call, or the column could not grow)."""
-    view = np.frombuffer(values, dtype=dtype)
-    try:
-        return view[rows]
-    finally:
-        del view
 
 
 # -- pure functions ------------------------------------------------------------------------
@@ -141,88 +144,6 @@ class KnowledgeView:
         return total, sum(w * covered[t] for w, t in zip(weights, terms)) / total
 
 
-class _Link:
-    __slots__ = ("token", "url", "terms", "parent_relevance", "structure", "domain_id")
-
-    def __init__(self, token, url, terms, parent_relevance, structure, domain_id):
-        self.token = token
-        self.url = url
-        self.terms = terms
-        self.parent_relevance = parent_relevance
-        self.structure = structure
-        self.domain_id = domain_id
-
-
-class LinkColumns:
-    """The queued links by frontier entry, in columns (``links.get(entry)`` gives a :class:`_Link`).
-
-    A queued link as Python objects (a ``_Link``, its floats and ints, a dict entry)
-    costs about 200 bytes, a fifth of a queued URL's budget; in columns, 48.
-    """
-
-    __slots__ = ("token", "parent", "structure", "domain", "url", "terms", "size")
-
-    def __init__(self):
-        self.token = array("q")  # 0: no link at that entry
-        self.parent = array("d")
-        self.structure = array("d")
-        self.domain = array("q")  # -1: none
-        self.url: list = []
-        self.terms: list = []
-        self.size = 0
-
-    def __len__(self) -> int:
-        return self.size
-
-    def get(self, entry: int) -> _Link | None:
-        if entry >= len(self.token) or not self.token[entry]:
-            return None
-        return _Link(self.token[entry], self.url[entry], self.terms[entry], self.parent[entry], self.structure[entry], self.domain[entry])
-
-    def __setitem__(self, entry: int, link: _Link) -> None:
-        self.put(entry, link.token, link.url, link.terms, link.parent_relevance, link.structure, link.domain_id)
-
-    def put(self, entry: int, token: int, url: str, terms, parent_relevance: float, structure: float, domain_id) -> None:
-        """Set the link at ``entry`` from its values (no :class:`_Link` made)."""
-        if entry >= len(self.token):
-            self._grow(entry + 1)
-        if not self.token[entry]:
-            self.size += 1
-        self.token[entry] = token
-        self.parent[entry] = parent_relevance
-        self.structure[entry] = structure
-        self.domain[entry] = -1 if domain_id is None else domain_id
-        self.url[entry] = url
-        self.terms[entry] = terms
-
-    def pop(self, entry: int, default=None):
-        if entry >= len(self.token) or not self.token[entry]:
-            return default
-        link = _Link(self.token[entry], self.url[entry], self.terms[entry], self.parent[entry], self.structure[entry], self.domain[entry])
-        self.token[entry] = 0
-        self.url[entry] = None
-        self.terms[entry] = ()
-        self.size -= 1
-        return link
-
-    def __delitem__(self, entry: int) -> None:
-        self.token[entry] = 0
-        self.url[entry] = None
-        self.terms[entry] = ()
-        self.size -= 1
-
-    def token_of(self, entry: int) -> int:
-        """The token of the link at ``entry`` (0: none)."""
-        return self.token[entry] if entry < len(self.token) else 0
-
-    def _grow(self, size: int) -> None:
-        extra = max(size - len(self.token), len(self.token), 1024)
-        for column in (self.token, self.parent, self.structure, self.domain):
-            column.frombytes(bytes(column.itemsize * extra))
-        self.url.extend([None] * extra)
-        self.terms.extend([()] * extra)
-
-
 class LinkValues:
     """Expected gain of every queued link, and the best of them at any time.
 
@@ -279,24 +200,41 @@ class LinkValues:
         self._unvalued = array("q")
         #: Links ever added (0: no scheduler keeps link values).
         self.added = 0
-        self._is_queued: Callable[[int], bool] = lambda entry: True
 
     def __len__(self) -> int:
         return len(self.links)
 
-    def bind(self, is_queued: Callable[[int], bool]) -> None:
-        """Tell the queue how to see that an entry left the frontier without
-        :meth:`release` (dropped by a domain filter)."""
-        self._is_queued = is_queued
+    # -- the frontier's events (FrontierListener) ----------------------------------------
+    def on_queued(
+        self, entry: int, request: Request, parent_relevance: float, domain_id: int, preview: LinkPreview | None
+    ) -> None:
+        """A request joined the frontier as ``entry``."""
+        anchor = request.meta.get("link_text") or ""
+        self.add(entry, anchor if isinstance(anchor, str) else "", request.url, parent_relevance, domain_id, preview)
+
+    def on_released(self, entry: int, request: Request) -> None:
+        """The entry left the frontier for the scheduler's ready queue: its gain now
+        goes to ``request.meta[GAIN_KEY]``."""
+        request.meta[GAIN_KEY] = round(self.release(entry, request), 6)
+
+    def on_dropped(self, entry: int) -> None:
+        """The entry left the frontier without release (a domain filter dropped it, or a
+        better link to its URL took its place)."""
+        self.links.pop(entry, None)
+
+    def on_handed_to_engine(self, request: Request) -> None:
+        """A released request left the scheduler's ready queue for the engine (it counts
+        as pending while the engine works on it, see :meth:`best_pending_link`)."""
+        self.ready.pop(request, None)
 
     # -- values ------------------------------------------------------------------------
     def estimate(self, anchor: str, url: str, parent_relevance: float = 0.0, domain_id: int | None = None) -> float:
         """Expected gain of any link, queued or not."""
-        link = _Link(0, url, preview_terms(self.terms, anchor, url), parent_relevance,
+        link = QueuedLink(0, url, preview_terms(self.terms, anchor, url), parent_relevance,
                      structure_authority(url, self.depth_decay, self.query_penalty), domain_id)
         return self._gain(link, self.view())
 
-    def _gain(self, link: _Link, view: KnowledgeView) -> float:
+    def _gain(self, link: QueuedLink, view: KnowledgeView) -> float:
         similarity, known = view.similarity_and_known(link.terms)
         relevance = link_relevance(min(1.0, similarity), link.parent_relevance, self.parent_weight)
         authority = link.structure
@@ -337,7 +275,7 @@ class LinkValues:
             token_of = self.links.token_of
             self._unvalued = array("q", [key for key in unvalued if token_of(key & _ENTRY_MASK) == key >> _ENTRY_BITS])
 
-    def release(self, entry: int, request=None) -> float:
+    def release(self, entry: int, request: Request | None = None) -> float:
         """The entry left the frontier for the ready queue; returns its current gain."""
         link = self.links.pop(entry, None)
         value = self._gain(link, self.view()) if link is not None else 0.0
@@ -358,10 +296,6 @@ class LinkValues:
         """The gain a fetched URL had when it left the frontier (None: unknown), forgotten once asked."""
         return self._released.pop(url, None)
 
-    def dispatch(self, request) -> None:
-        """The request left the ready queue for the engine."""
-        self.ready.pop(request, None)
-
     def best(self) -> float:
         """The highest current gain among queued links (0.0 when none is queued)."""
         return self.best_link()[0]
@@ -378,10 +312,8 @@ class LinkValues:
             negative, key, seen = heap[0]
             token, entry = key >> _ENTRY_BITS, key & _ENTRY_MASK
             link = self.links.get(entry)
-            if link is None or link.token != token or not self._is_queued(entry):
+            if link is None or link.token != token:  # released, dropped, or its id reused
                 heapq.heappop(heap)
-                if link is not None and link.token == token:
-                    del self.links[entry]
                 continue
             if seen == version:
                 return -negative, link.url
@@ -391,12 +323,12 @@ class LinkValues:
         link = self.links.get(heap[0][1] & _ENTRY_MASK)
         return -heap[0][0], link.url if link is not None else None
 
-    def best_pending(self, in_flight=None) -> float:
+    def best_pending(self, in_flight: Iterable[Request] | None = None) -> float:
         """Best current gain among queued, ready and in-flight requests (``in_flight``:
         the requests being downloaded, e.g. the downloader's ``active`` set)."""
         return self.best_pending_link(in_flight)[0]
 
-    def best_pending_link(self, in_flight=None) -> tuple[float, str | None]:
+    def best_pending_link(self, in_flight: Iterable[Request] | None = None) -> tuple[float, str | None]:
         """:meth:`best_pending` and the URL of that link."""
         candidates = [self.best_link()]
         released = [*self.ready, *(in_flight or ())]
@@ -409,7 +341,8 @@ class LinkValues:
                 else:  # released before these link values existed (a resumed JOBDIR)
                     candidates.append((float(request.meta.get(GAIN_KEY, 0.0) or 0.0), request.url))
         if in_flight is not None:  # everything else released has come back
-            self.pending = OrderedDict((request, self.pending[request]) for request in released if request in self.pending)
+            pending = self.pending
+            self.pending = OrderedDict((request, pending[request]) for request in released if request in pending)
         return max(candidates, key=lambda pair: pair[0])
 
     def _value_new_links(self, view: KnowledgeView) -> None:
@@ -421,14 +354,16 @@ class LinkValues:
         self._unvalued = array("q")
         links = self.links
         entries = keys & _ENTRY_MASK
-        live = _column(links.token, entries, np.int64) == keys >> _ENTRY_BITS
+        live = column_rows(links.token, entries, np.int64) == keys >> _ENTRY_BITS
         keys, entries = keys[live], entries[live]
         if not len(keys):
             return
         pairs = [view.similarity_and_known(terms) for terms in map(links.terms.__getitem__, entries.tolist())]
         similarity, known = np.array(pairs, dtype=np.float64).reshape(-1, 2).T
-        relevance = link_relevance(np.minimum(1.0, similarity), _column(links.parent, entries, np.float64), self.parent_weight)
-        authority = _column(links.structure, entries, np.float64) * self._domain_factors(_column(links.domain, entries, np.int64))
+        parents = column_rows(links.parent, entries, np.float64)
+        relevance = link_relevance(np.minimum(1.0, similarity), parents, self.parent_weight)
+        domain_factors = self._domain_factors(column_rows(links.domain, entries, np.int64))
+        authority = column_rows(links.structure, entries, np.float64) * domain_factors
         gains = expected_gain(relevance, novelty_of(known, view.consistency), authority)
         items = list(zip((-gains).tolist(), keys.tolist(), [view.version] * len(keys)))
         heap = self._heap

@@ -10,13 +10,9 @@ the rewards of the pages its choices led to.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from adaptive_spider.frontier.frontier import Frontier
-
 
 PRIOR_WEIGHTS = {"anchor": 0.6, "context": 0.3, "parent": 0.1}
 
@@ -46,6 +42,38 @@ def link_prior(anchor_similarity, parent_score, context_similarity=0.0, weights=
     return (w["anchor"] * anchor_similarity + w["context"] * context_similarity + w["parent"] * parent_score) / total
 
 
+class QueuedEntries(Protocol):
+    """What a strategy may read of the frontier's queued entries (the
+    :class:`~adaptive_spider.frontier.frontier.Frontier` implements it); a strategy
+    never changes them."""
+
+    def priors(self, entries: np.ndarray) -> np.ndarray:
+        """The link priors (float32) of entries."""
+
+    def arrival_orders(self, entries: np.ndarray) -> np.ndarray:
+        """The order in which entries were first queued (int64)."""
+
+    def prior_of(self, entry: int) -> float: ...
+
+    def arrival_order_of(self, entry: int) -> int: ...
+
+    def url_of(self, entry: int) -> str: ...
+
+    def parent_of(self, entry: int) -> int:
+        """The page log id of the page an entry's link was found on (-1: none)."""
+
+    def domain_of(self, entry: int) -> int: ...
+
+    def page_domain(self, page_id: int) -> int:
+        """The domain id of a logged page."""
+
+    def features(self, entries: np.ndarray) -> np.ndarray:
+        """Current feature vectors (n x 11) of entries."""
+
+    def next_actions(self, page_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Feature vectors, link priors and validity mask of the kept outlinks of pages."""
+
+
 class Strategy:
     """Base class: a pool of entry ids per priority tier and a selection rule.
 
@@ -58,10 +86,10 @@ class Strategy:
     #: Whether the frontier probes a never-fetched domain with one request first.
     probes_new_domains = True
     #: Whether the order depends on each entry's link prior: then a better link to a
-    #: queued URL, found later, takes the place of the first one (see Frontier.relink).
+    #: queued URL, found later, takes the place of the first one (see Frontier.take_better_link).
     ranks_by_link_prior = False
 
-    def __init__(self, frontier: Frontier, config, rng: np.random.Generator):
+    def __init__(self, frontier: QueuedEntries, config: Any, rng: np.random.Generator):
         self.frontier = frontier
         self.config = config
         self.rng = rng
@@ -88,3 +116,20 @@ class Strategy:
 
     def load_state_dict(self, state: dict) -> None:
         pass
+
+
+class LearningStrategy(Strategy):
+    """A strategy that learns from rewards and explores with a decaying epsilon:
+    ``epsilon_end + (epsilon_start - epsilon_end) * 0.5 ** (observed / half_life)``."""
+
+    learns = True
+    ranks_by_link_prior = True
+
+    def __init__(self, frontier: QueuedEntries, config: Any, rng: np.random.Generator):
+        super().__init__(frontier, config, rng)
+        self.n_observed = 0
+
+    @property
+    def epsilon(self) -> float:
+        c = self.config
+        return c.epsilon_end + (c.epsilon_start - c.epsilon_end) * 0.5 ** (self.n_observed / c.epsilon_half_life)

@@ -8,29 +8,40 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict, deque
+from typing import Any
 
-from adaptive_spider.frontier.strategies.base import Choice, Strategy
+import numpy as np
+
+from adaptive_spider.frontier.strategies.base import Choice, QueuedEntries, Strategy
 
 
-class BreadthFirst(Strategy):
+class TierPools(Strategy):
+    """Entries kept in one container per tier (``pool_type``); subclasses say how
+    an entry goes in (:meth:`push`) and which come out (:meth:`select`)."""
+
+    pool_type: Any = list
+
+    def __init__(self, frontier: QueuedEntries, config: Any, rng: np.random.Generator):
+        super().__init__(frontier, config, rng)
+        self.pools: dict[int, Any] = defaultdict(self.pool_type)
+
+    def push(self, tier: int, entry: int) -> None:
+        self.pools[tier].append(entry)
+
+    def count(self, tier: int) -> int:
+        return len(self.pools[tier])
+
+
+class BreadthFirst(TierPools):
     """First in, first out within a tier: Scrapy's BFO order."""
 
     name = "bfs"
     probes_new_domains = False
+    pool_type = deque
 
-    def __init__(self, frontier, config, rng):
-        super().__init__(frontier, config, rng)
-        self.queues: dict[int, deque] = defaultdict(deque)
-
-    def push(self, tier, entry):
-        self.queues[tier].append(entry)
-
-    def select(self, tier, n):
-        queue = self.queues[tier]
+    def select(self, tier: int, n: int) -> list[Choice]:
+        queue = self.pools[tier]
         return [Choice(queue.popleft()) for _ in range(min(n, len(queue)))]
-
-    def count(self, tier):
-        return len(self.queues[tier])
 
 
 class DepthFirst(BreadthFirst):
@@ -38,25 +49,18 @@ class DepthFirst(BreadthFirst):
 
     name = "dfs"
 
-    def select(self, tier, n):
-        queue = self.queues[tier]
+    def select(self, tier: int, n: int) -> list[Choice]:
+        queue = self.pools[tier]
         return [Choice(queue.pop()) for _ in range(min(n, len(queue)))]
 
 
-class RandomOrder(Strategy):
+class RandomOrder(TierPools):
     """Uniformly random order (seeded)."""
 
     name = "random"
     probes_new_domains = False
 
-    def __init__(self, frontier, config, rng):
-        super().__init__(frontier, config, rng)
-        self.pools: dict[int, list] = defaultdict(list)
-
-    def push(self, tier, entry):
-        self.pools[tier].append(entry)
-
-    def select(self, tier, n):
+    def select(self, tier: int, n: int) -> list[Choice]:
         pool = self.pools[tier]
         chosen = []
         for _ in range(min(n, len(pool))):
@@ -65,31 +69,21 @@ class RandomOrder(Strategy):
             chosen.append(Choice(pool.pop()))
         return chosen
 
-    def count(self, tier):
-        return len(self.pools[tier])
 
-
-class BestFirst(Strategy):
+class BestFirst(TierPools):
     """Highest link prior first (anchor and URL words, then the linking page's relevance)."""
 
     name = "bestfirst"
     ranks_by_link_prior = True
 
-    def __init__(self, frontier, config, rng):
-        super().__init__(frontier, config, rng)
-        self.heaps: dict[int, list] = defaultdict(list)
+    def push(self, tier: int, entry: int) -> None:
+        frontier = self.frontier
+        heapq.heappush(self.pools[tier], (-frontier.prior_of(entry), frontier.arrival_order_of(entry), entry))
 
-    def push(self, tier, entry):
-        store = self.frontier.store
-        heapq.heappush(self.heaps[tier], (-float(store.prior[entry]), int(store.order[entry]), entry))
-
-    def select(self, tier, n):
-        heap = self.heaps[tier]
+    def select(self, tier: int, n: int) -> list[Choice]:
+        heap = self.pools[tier]
         chosen = []
         for _ in range(min(n, len(heap))):
             negative_prior, _, entry = heapq.heappop(heap)
             chosen.append(Choice(entry, score=-negative_prior))
         return chosen
-
-    def count(self, tier):
-        return len(self.heaps[tier])

@@ -17,9 +17,16 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
+from typing import Any
 from urllib.parse import urlsplit
 
-from adaptive_spider.frontier.strategies.base import Choice, Strategy
+import numpy as np
+
+from adaptive_spider.frontier.strategies.base import (
+    Choice,
+    LearningStrategy,
+    QueuedEntries,
+)
 
 
 def group_key(url: str, same_domain: bool) -> str:
@@ -28,14 +35,12 @@ def group_key(url: str, same_domain: bool) -> str:
     return f"{'same' if same_domain else 'cross'}:/{first}"
 
 
-class LinkGroups(Strategy):
+class LinkGroups(LearningStrategy):
     """Epsilon-greedy choice among link groups, valued by tabular Q-learning."""
 
     name = "linkgroups"
-    learns = True
-    ranks_by_link_prior = True
 
-    def __init__(self, frontier, config, rng):
+    def __init__(self, frontier: QueuedEntries, config: Any, rng: np.random.Generator):
         super().__init__(frontier, config, rng)
         self.group_ids: dict[str, int] = {}
         self.values: list[float] = []
@@ -43,14 +48,12 @@ class LinkGroups(Strategy):
         self.heaps: dict[int, dict[int, list]] = defaultdict(lambda: defaultdict(list))
         self.unfinished: list[tuple[int, float, int]] = []
         self.page_groups: dict[int, set] = defaultdict(set)
-        self.n_observed = 0
 
     def _group_of(self, entry: int) -> int:
         frontier = self.frontier
-        request = frontier.store.requests[entry]
-        parent = int(frontier.store.parent[entry])
-        same = parent < 0 or int(frontier.pages.domain[parent]) == int(frontier.store.domain[entry])
-        key = group_key(request.url, same)
+        parent = frontier.parent_of(entry)
+        same = parent < 0 or frontier.page_domain(parent) == frontier.domain_of(entry)
+        key = group_key(frontier.url_of(entry), same)
         if key not in self.group_ids:
             if len(self.group_ids) >= self.config.linkgroups_max_groups:
                 key = key.split(":", 1)[0] + ":*"
@@ -63,20 +66,15 @@ class LinkGroups(Strategy):
             self.page_groups[parent].add(group)
         return group
 
-    def push(self, tier, entry):
+    def push(self, tier: int, entry: int) -> None:
         group = self._group_of(entry)
-        store = self.frontier.store
-        heapq.heappush(self.heaps[tier][group], (-float(store.prior[entry]), int(store.order[entry]), entry))
+        frontier = self.frontier
+        heapq.heappush(self.heaps[tier][group], (-frontier.prior_of(entry), frontier.arrival_order_of(entry), entry))
 
-    def count(self, tier):
+    def count(self, tier: int) -> int:
         return sum(len(heap) for heap in self.heaps[tier].values())
 
-    @property
-    def epsilon(self) -> float:
-        c = self.config
-        return c.epsilon_end + (c.epsilon_start - c.epsilon_end) * 0.5 ** (self.n_observed / c.epsilon_half_life)
-
-    def select(self, tier, n):
+    def select(self, tier: int, n: int) -> list[Choice]:
         groups = self.heaps[tier]
         chosen = []
         while len(chosen) < n:
@@ -92,7 +90,7 @@ class LinkGroups(Strategy):
             chosen.append(Choice(entry, score=self.values[group], leaf=group))
         return chosen
 
-    def observe(self, x, reward, page_key, leaf=-1, prior=0.0):
+    def observe(self, x: np.ndarray, reward: float, page_key: int, leaf: int = -1, prior: float = 0.0) -> None:
         # The value of a page's links is known once they are queued, which happens
         # right after its reward: finish the previous transitions first.
         for transition in self.unfinished:
@@ -106,13 +104,15 @@ class LinkGroups(Strategy):
         self.values[group] += self.config.linkgroups_learning_rate * (target - self.values[group])
         self.visits[group] += 1
 
-    def stats(self):
+    def stats(self) -> dict:
         return {"groups": len(self.values), "epsilon": round(self.epsilon, 4)}
 
-    def state_dict(self):
-        return {"group_ids": self.group_ids, "values": self.values, "visits": self.visits, "n_observed": self.n_observed}
+    def state_dict(self) -> dict:
+        return {
+            "group_ids": self.group_ids, "values": self.values, "visits": self.visits, "n_observed": self.n_observed
+        }
 
-    def load_state_dict(self, state):
+    def load_state_dict(self, state: dict) -> None:
         self.group_ids = state["group_ids"]
         self.values = state["values"]
         self.visits = state["visits"]

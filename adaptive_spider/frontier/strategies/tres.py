@@ -17,13 +17,18 @@ import bisect
 import heapq
 from array import array
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
 
 from adaptive_spider.frontier.features import N_FEATURES
-from adaptive_spider.frontier.strategies.base import Choice, Strategy
 from adaptive_spider.frontier.learn.qnet import DoubleDQN
 from adaptive_spider.frontier.learn.tree import LeafPartition
+from adaptive_spider.frontier.strategies.base import (
+    Choice,
+    LearningStrategy,
+    QueuedEntries,
+)
 
 
 class BestLeafPool:
@@ -36,11 +41,12 @@ class BestLeafPool:
     picked ones leave it, so the heap is touched once per released entry, not twice
     per candidate (the cost that grew with the frontier). Entries put in the pool
     wait in a list until the next ``take``, which adds them all at once (a refitted
-    tree re-assigns the whole frontier).
+    tree re-assigns the whole frontier). ``entries_of`` reads the entries' priors and
+    arrival orders (the frontier, or its store).
     """
 
-    def __init__(self, store, entries=()):
-        self.store = store
+    def __init__(self, entries_of: QueuedEntries, entries=()):
+        self.entries_of = entries_of
         self.head: list[int] = []
         self.heap: list[int] = []
         self.incoming = array("q", entries)
@@ -83,7 +89,7 @@ class BestLeafPool:
     def _settle(self) -> None:
         if not self.incoming:
             return
-        keys = pool_keys(self.store, np.frombuffer(self.incoming, dtype=np.int64))
+        keys = pool_keys(self.entries_of, np.frombuffer(self.incoming, dtype=np.int64))
         self.incoming = array("q")
         head, heap = self.head, self.heap
         if len(keys) > len(heap) // 4:  # many at once (a re-partitioned frontier): one heapify
@@ -106,21 +112,21 @@ _ORDER_BITS = 40
 _ENTRY_MASK = (1 << _ENTRY_BITS) - 1
 
 
-def pool_keys(store, entries: np.ndarray) -> list[int]:
+def pool_keys(entries_of: QueuedEntries, entries: np.ndarray) -> list[int]:
     """One integer per entry that sorts like ``(-prior, order, entry)``.
 
     The prior's float32 bits, mapped to an unsigned integer that sorts like the
     float and inverted (best first), above the arrival order and the entry id.
     """
     shift = _ENTRY_BITS + _ORDER_BITS
-    orders = store.order[entries].tolist()
+    orders = entries_of.arrival_orders(entries).tolist()
     if len(entries) < _VECTOR_MIN:  # a round's put-backs: numpy's per-call cost would dominate
-        bits = store.prior[entries].view(np.uint32).tolist()
+        bits = entries_of.priors(entries).view(np.uint32).tolist()
         return [
             ((b if b & 0x80000000 else 0x7FFFFFFF - b) << shift) | (o << _ENTRY_BITS) | e
             for b, o, e in zip(bits, orders, entries.tolist())
         ]
-    bits = store.prior[entries].view(np.uint32).astype(np.int64)
+    bits = entries_of.priors(entries).view(np.uint32).astype(np.int64)
     descending = np.where(bits & 0x80000000, bits, 0x7FFFFFFF - bits).tolist()
     return [(d << shift) | (o << _ENTRY_BITS) | e for d, o, e in zip(descending, orders, entries.tolist())]
 
@@ -132,7 +138,7 @@ _HEAD_MAX = 64
 class UniformLeafPool:
     """Entries of one leaf, sampled uniformly at random (the TRES paper's rule)."""
 
-    def __init__(self, store, entries=()):
+    def __init__(self, entries_of: QueuedEntries | None, entries=()):
         self.items = array("q", entries)
 
     def __len__(self):
@@ -176,14 +182,12 @@ def by_leaf(entries: np.ndarray, leaves: np.ndarray):
         yield int(ordered[start]), group
 
 
-class Tres(Strategy):
+class Tres(LearningStrategy):
     """Tree-partitioned frontier with a double-DQN scorer (the default strategy)."""
 
     name = "tres"
-    learns = True
-    ranks_by_link_prior = True
 
-    def __init__(self, frontier, config, rng):
+    def __init__(self, frontier: QueuedEntries, config: Any, rng: np.random.Generator):
         super().__init__(frontier, config, rng)
         self.partition = LeafPartition(config.tree_max_leaves, config.tree_min_samples_leaf)
         self.agent = DoubleDQN(
@@ -200,20 +204,19 @@ class Tres(Strategy):
         # Entries not yet in a leaf's pool, by tier: new, put back by the frontier, or re-partitioned.
         self.pending: dict[int, array] = defaultdict(_entry_array)
         self.pools: dict[int, list] = {}
-        self.n_observed = 0
         self.n_refits = 0
 
     # -- pools --------------------------------------------------------------------
-    def push(self, tier, entry):
+    def push(self, tier: int, entry: int) -> None:
         self.pending[tier].append(entry)
 
-    def count(self, tier):
+    def count(self, tier: int) -> int:
         return len(self.pending[tier]) + sum(len(pool) for pool in self.pools.get(tier, ()))
 
     def _flush(self, tier) -> list:
         pools = self.pools.get(tier)
         if pools is None:
-            pools = self.pools[tier] = [self.pool_class(self.frontier.store) for _ in range(self.partition.n_leaves)]
+            pools = self.pools[tier] = [self.pool_class(self.frontier) for _ in range(self.partition.n_leaves)]
         pending = self.pending.pop(tier, None)
         if pending:
             entries = np.frombuffer(pending, dtype=np.int64)
@@ -238,15 +241,10 @@ class Tres(Strategy):
 
     # -- selection ------------------------------------------------------------------
     @property
-    def epsilon(self) -> float:
-        c = self.config
-        return c.epsilon_end + (c.epsilon_start - c.epsilon_end) * 0.5 ** (self.n_observed / c.epsilon_half_life)
-
-    @property
     def warming_up(self) -> bool:
         return self.n_observed < self.config.warmup_pages
 
-    def select(self, tier, n):
+    def select(self, tier: int, n: int) -> list[Choice]:
         pools = self._flush(tier)
         candidates, leaves = [], []
         for leaf, pool in enumerate(pools):
@@ -256,7 +254,7 @@ class Tres(Strategy):
         if not candidates:
             return []
         ids = np.array(candidates, dtype=np.int64)
-        priors = self.frontier.store.prior[ids]
+        priors = self.frontier.priors(ids)
         features = None
         if self.warming_up:
             scores = self.rng.random(len(candidates))
@@ -299,7 +297,7 @@ class Tres(Strategy):
         return picked
 
     # -- learning -------------------------------------------------------------------
-    def observe(self, x, reward, page_key, leaf=-1, prior=0.0):
+    def observe(self, x: np.ndarray, reward: float, page_key: int, leaf: int = -1, prior: float = 0.0) -> None:
         self.agent.remember(x, prior, reward, page_key)
         self.n_observed += 1
         self.agent.train_steps(self.config.qnet_updates_per_page, self.frontier.next_actions)
@@ -319,7 +317,7 @@ class Tres(Strategy):
         self.n_refits += 1
         self._repartition()
 
-    def stats(self):
+    def stats(self) -> dict:
         return {
             "leaves": self.partition.n_leaves,
             "tree_refits": self.n_refits,
@@ -327,7 +325,7 @@ class Tres(Strategy):
             "epsilon": round(self.epsilon, 4),
         }
 
-    def state_dict(self):
+    def state_dict(self) -> dict:
         return {
             "partition": self.partition,
             "agent": self.agent.state_dict(),
@@ -335,7 +333,7 @@ class Tres(Strategy):
             "n_refits": self.n_refits,
         }
 
-    def load_state_dict(self, state):
+    def load_state_dict(self, state: dict) -> None:
         self.partition = state["partition"]
         self.agent.load_state_dict(state["agent"])
         self.n_observed = state["n_observed"]

@@ -1,0 +1,100 @@
+"""What a link tells before its page is fetched: the evidence a queued request is ranked by.
+
+A request's context (``depth``, the page it was found on, its ``link_text`` and
+``link_context``) and its URL give the static part of its feature vector, its
+domain, its parent page and its learning-free link prior. :func:`link_evidence`
+computes them, reading the crawl state and changing nothing in it (a domain seen
+for the first time gets its id, nothing more), so a link the dupefilter then
+drops leaves no trace. Recording the link among its page's outlinks is a
+separate step, :func:`record_outlink`, which the scheduler takes for the links
+it keeps.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from adaptive_spider.frontier.features import static_vector
+from adaptive_spider.frontier.strategies.base import link_prior
+from adaptive_spider.relevance.linkpreview import LinkPreview
+
+if TYPE_CHECKING:
+    from scrapy import Request
+
+    from adaptive_spider.crawl.state import CrawlState
+    from adaptive_spider.frontier.pagelog import PageLog
+
+#: request.meta key of the page a request was found on (a PageLog id).
+PARENT_KEY = "adaptive_parent"
+
+
+def anchor_text(request: Request) -> str:
+    """The anchor text of a request's link ("" when the spider gave none)."""
+    anchor = request.meta.get("link_text") or ""
+    return anchor if isinstance(anchor, str) else ""
+
+
+def link_context(request: Request) -> str:
+    """The context (headings, list label) a link was found under, if the spider said."""
+    context = request.meta.get("link_context")
+    return context if isinstance(context, str) else ""
+
+
+def parent_page(request: Request) -> int:
+    """The page log id of the page a request's link was found on (-1: none)."""
+    parent = request.meta.get(PARENT_KEY, -1)
+    return parent if isinstance(parent, int) else -1
+
+
+class LinkEvidence:
+    """A link's preview, static features, domain id, parent page id and link prior."""
+
+    __slots__ = ("anchor", "domain_id", "parent", "preview", "prior", "static")
+
+    def __init__(
+        self, anchor: str, preview: LinkPreview, static: np.ndarray, domain_id: int, parent: int, prior: float
+    ):
+        self.anchor = anchor
+        self.preview = preview
+        self.static = static
+        self.domain_id = domain_id
+        self.parent = parent
+        self.prior = prior
+
+    def as_tuple(self) -> tuple[np.ndarray, int, int, float]:
+        """``(static, domain id, parent, prior)``: the arguments of Frontier.add after the request."""
+        return self.static, self.domain_id, self.parent, self.prior
+
+
+def link_evidence(request: Request, state: CrawlState, round_discovered: int) -> LinkEvidence:
+    """The evidence of a request's link, as the crawl knows it now (found in frontier
+    round ``round_discovered``)."""
+    meta = request.meta
+    anchor = anchor_text(request)
+    preview = LinkPreview.of(request, state.terms, anchor)
+    parent = parent_page(request)
+    parent_score = state.parent_score(parent)
+    similarity = state.scorer.score_term_ids(preview.term_ids)
+    context = meta.get("link_context") or ""
+    context_similarity = state.context_similarity(context) if isinstance(context, str) and context else 0.0
+    prior = link_prior(similarity, parent_score, context_similarity, state.config.prior_weights)
+    static = static_vector(
+        depth=int(meta.get("depth", 0) or 0),
+        parent_score=parent_score,
+        anchor_similarity=similarity,
+        path_segments=preview.path_depth,
+        has_query=preview.has_query,
+        round_discovered=round_discovered,
+    )
+    domain_id = state.domains.id_of(preview.domain)
+    return LinkEvidence(anchor, preview, static, domain_id, parent, prior)
+
+
+def record_outlink(pages: PageLog, request: Request, evidence: LinkEvidence) -> None:
+    """Keep a link among its page's outlinks: the page log's sample of them is the next
+    state of the page's transition in the Q-network's targets."""
+    if evidence.parent >= 0:
+        group = pages.group_of(evidence.parent, link_context(request))
+        pages.add_child(evidence.parent, evidence.static, evidence.domain_id, evidence.prior, group)
