@@ -104,14 +104,14 @@ def test_domain_profiles_become_crawl_wide_sums_without_double_counting(connecti
     a.record_relevance("a.test", 0.8)
     sync_a.record_latency("a.test", 0.1)
     b.record_failure("a.test", dns=True)
-    b.record_response("a.test", 404, 0.3)
+    b.record_response("a.test", 503, 0.3)
     sync_b.record_latency("a.test", 0.3)
     for sync, profiles in ((sync_a, a), (sync_b, b), (sync_a, a)):
         sync.sync(profiles)
     for profiles in (a, b):
         profile = profiles.get("a.test")
         assert (profile.attempts, profile.failures, profile.dns_failures, profile.pages) == (3, 2, 1, 1)
-        assert dict(profile.statuses) == {200: 1, 404: 1}
+        assert dict(profile.statuses) == {200: 1, 503: 1}
         assert sorted(profile.latencies) == [0.1, 0.3]
     assert a.ids["a.test"] == 1 and b.ids["a.test"] == 0  # ids the frontiers hold stay valid
     np.testing.assert_allclose(a.features(np.array([1])), b.features(np.array([0])))
