@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from adaptive_spider.crawl.canonical import has_valid_host
+from spiders.focused import FocusedSpider
+from tests.conftest import crawl_test, project_settings, run_crawl
 
 
 @pytest.mark.parametrize(
@@ -39,3 +41,45 @@ def test_placeholder_and_malformed_hosts_are_invalid(url):
 )
 def test_real_hosts_and_other_schemes_are_kept(url):
     assert has_valid_host(url)
+
+
+# -- in a real crawl ---------------------------------------------------------------------------
+PLACEHOLDER_PAGE = b"""<html><head><title>Widgets setup</title></head><body><h1>Widgets setup</h1>
+<p>Point your client at <a href="http://<servername">http://&lt;servername</a> or at
+<a href="http://%3Cusername%3E@<servername">http://&lt;username&gt;@&lt;servername</a>,
+then read <a href="/widgets.html">the widgets page</a>.</p></body></html>"""
+WIDGETS_PAGE = b"<html><head><title>Widgets</title></head><body><h1>Widgets</h1><p>widgets</p></body></html>"
+
+
+@pytest.fixture
+def placeholder_site():
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+            body = WIDGETS_PAGE if self.path == "/widgets.html" else PLACEHOLDER_PAGE
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@crawl_test
+async def test_placeholder_links_are_dropped_at_enqueue_and_reported(placeholder_site):
+    result = await run_crawl(FocusedSpider, project_settings(), query="widgets", start_urls=placeholder_site)
+    stats = result.stats
+    assert set(result.fetched) == {placeholder_site, placeholder_site + "widgets.html"}
+    assert stats["adaptive/filtered/malformed_url"] == 2
+    assert not stats.get("downloader/exception_count")  # nothing was tried, so nothing failed
+    assert stats["adaptive/report/links/rules/malformed_url"] == 2  # the crawl report's row

@@ -25,8 +25,10 @@ import numpy as np
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
+from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.request import request_from_dict
 
+from adaptive_spider.crawl.canonical import parts_have_valid_host
 from adaptive_spider.crawl.jobdir import JobDirQueue, request_to_dict, snapshot_items
 from adaptive_spider.crawl.state import DECISION_KEY, PARENT_KEY, CrawlState
 from adaptive_spider.frontier.features import describe
@@ -169,6 +171,8 @@ class AdaptiveScheduler(BaseScheduler):
 
     # -- enqueue -----------------------------------------------------------------------------
     def enqueue_request(self, request: Request) -> bool:
+        if self._is_malformed(request):
+            return False
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
             self._offer_better_link(request)
@@ -179,6 +183,14 @@ class AdaptiveScheduler(BaseScheduler):
             self.jobdir.record_enqueued(request)
         self._add(request)
         self.counts.count("enqueued")
+        return True
+
+    def _is_malformed(self, request: Request) -> bool:
+        """A link whose host cannot exist (a placeholder such as ``http://<servername``) is
+        dropped here, counted, and never reaches the dupefilter or the downloader."""
+        if parts_have_valid_host(urlparse_cached(request)):
+            return False
+        self.counts.inc("filtered/malformed_url")
         return True
 
     def _add(self, request: Request) -> int:

@@ -217,6 +217,8 @@ class DistributedScheduler(AdaptiveScheduler):
     def enqueue_request(self, request) -> bool:
         if request is self._wake_request:
             return True  # already held locally; engine.crawl() only woke the engine
+        if self._is_malformed(request):
+            return False
         if self._shared_duplicate(request):
             self.df.log(request, self.spider)
             # scrapy-redis' filter does not count what it filters; Scrapy's own does.
