@@ -44,30 +44,158 @@ MIN_LENGTH = 1
 #: English function words (articles, pronouns, auxiliaries, prepositions, conjunctions,
 #: question words) that both stop lists drop.
 FUNCTION_WORDS = frozenset(
-    """
-    a about above after again against all am an and any are as at be because
-    been before being below between both but by can could did do does doing
-    down during each few for from further had has have having he her here hers
-    him his how i if in into is it its itself just me more most
-    my no nor not now of off on once only or other our out over own same she
-    should so some such than that the their them then there these they this
-    those through to too under until up very was we were what when where which
-    while who whom why will with would you your also via etc
-    """.split()
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "also",
+        "via",
+        "etc",
+    ]
 )
 
 #: Search's English stop list, written for this project and chosen by the Cranfield
 #: measurements in docs/search.md: it beats no list and a 33-word one.
 ENGLISH_STOP_WORDS = FUNCTION_WORDS | frozenset(
-    """
-    herself himself myself ours ourselves theirs themselves yours yourself yourselves
-    may might must shall upon whether within without yet
-    """.split()
+    [
+        "herself",
+        "himself",
+        "myself",
+        "ours",
+        "ourselves",
+        "theirs",
+        "themselves",
+        "yours",
+        "yourself",
+        "yourselves",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "upon",
+        "whether",
+        "within",
+        "without",
+        "yet",
+    ]
 )
 
 #: The crawl's stop list for query and keyword words: function words and the words
 #: that phrase a query rather than name its topic.
-QUERY_STOP_WORDS = FUNCTION_WORDS | frozenset("using use used versus vs".split())
+QUERY_STOP_WORDS = FUNCTION_WORDS | frozenset(["using", "use", "used", "versus", "vs"])
 
 
 def words(text: str) -> list[str]:

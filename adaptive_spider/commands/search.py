@@ -27,7 +27,7 @@ def shown_fields(index: SearchIndex, spec: str | None) -> list[str]:
 
 def one_line(text, width: int) -> str:
     text = " ".join(str(text).split())
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class Command(SearchCommand):
@@ -35,28 +35,33 @@ class Command(SearchCommand):
 
     usage = '--index DIR [options] "query"  |  --index DIR --queries FILE.tsv --run OUT.txt'
     summary = "Search an index built with 'scrapy index'"
-    description = ("Rank the documents of the index in DIR for a query with BM25 (union of the "
-                   "query words' postings; unknown words are corrected to the closest indexed "
-                   "word). With --queries and --run, search every 'id<TAB>query' line of a file "
-                   "and write a TREC run file (qid Q0 docid rank score tag).")
+    description = (
+        "Rank the documents of the index in DIR for a query with BM25 (union of the "
+        "query words' postings; unknown words are corrected to the closest indexed "
+        "word). With --queries and --run, search every 'id<TAB>query' line of a file "
+        "and write a TREC run file (qid Q0 docid rank score tag)."
+    )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         self.add_index_option(parser)
-        parser.add_argument("--top", type=int, default=None, metavar="N",
-                            help="number of results (default: 10; 1000 with --run)")
+        parser.add_argument(
+            "--top", type=int, default=None, metavar="N", help="number of results (default: 10; 1000 with --run)"
+        )
         parser.add_argument("--json", action="store_true", help="print results as JSON")
         parser.add_argument("--fields", metavar="A,B", help="fields to show")
         self.add_bm25_options(parser)
-        parser.add_argument("--word-weights", metavar="W=N,...",
-                            help="add N to a result's score when it has word W, e.g. freiburg=5")
-        parser.add_argument("--formula", metavar="EXPR",
-                            help="boost by numeric fields, e.g. 'log(votes + 1)'")
-        parser.add_argument("--no-fuzzy", action="store_true",
-                            help="do not correct unknown query words")
-        parser.add_argument("--feedback", type=int, metavar="N",
-                            help="pseudo-relevance feedback from the top N documents "
-                                 "(default: the index's, 5; 0 turns it off)")
+        parser.add_argument(
+            "--word-weights", metavar="W=N,...", help="add N to a result's score when it has word W, e.g. freiburg=5"
+        )
+        parser.add_argument("--formula", metavar="EXPR", help="boost by numeric fields, e.g. 'log(votes + 1)'")
+        parser.add_argument("--no-fuzzy", action="store_true", help="do not correct unknown query words")
+        parser.add_argument(
+            "--feedback",
+            type=int,
+            metavar="N",
+            help="pseudo-relevance feedback from the top N documents (default: the index's, 5; 0 turns it off)",
+        )
         parser.add_argument("--queries", metavar="FILE.tsv", help="batch mode: query id TAB query")
         parser.add_argument("--run", metavar="OUT.txt", help="batch mode: TREC run file to write")
         parser.add_argument("--tag", default="adaptive_spider", help="run tag (default: %(default)s)")
@@ -67,18 +72,30 @@ class Command(SearchCommand):
         if opts.queries and args:
             raise SearchError("give either a query or --queries, not both")
         index = SearchIndex.open(opts.index)
-        options = {"k": opts.k, "b": opts.b, "word_weights": opts.word_weights,
-                   "formula": opts.formula, "fuzzy": not opts.no_fuzzy,
-                   "feedback": opts.feedback}
+        options = {
+            "k": opts.k,
+            "b": opts.b,
+            "word_weights": opts.word_weights,
+            "formula": opts.formula,
+            "fuzzy": not opts.no_fuzzy,
+            "feedback": opts.feedback,
+        }
         if opts.queries:
             self.batch(index, opts, options)
             return
         results = index.search(" ".join(args), top=10 if opts.top is None else opts.top, **options)
         if opts.json:
-            print(json.dumps({"query": results.query, "total": results.total,
-                              "corrections": results.corrections,
-                              "hits": [{"id": h.id, "score": h.score, "fields": h.fields}
-                                       for h in results.hits]}, ensure_ascii=False))
+            print(
+                json.dumps(
+                    {
+                        "query": results.query,
+                        "total": results.total,
+                        "corrections": results.corrections,
+                        "hits": [{"id": h.id, "score": h.score, "fields": h.fields} for h in results.hits],
+                    },
+                    ensure_ascii=False,
+                )
+            )
         else:
             self.print_results(index, results, shown_fields(index, opts.fields))
 
@@ -88,8 +105,11 @@ class Command(SearchCommand):
             print(f"(searched for {correction!r} instead of {word!r})")
         print(f"{results.total} matching documents")
         for rank, hit in enumerate(results.hits, 1):
-            shown = "  ".join(one_line(hit.fields.get(name, ""), 70) for name in fields
-                              if name != index.id_field and hit.fields.get(name) not in (None, ""))
+            shown = "  ".join(
+                one_line(hit.fields.get(name, ""), 70)
+                for name in fields
+                if name != index.id_field and hit.fields.get(name) not in (None, "")
+            )
             print(f"{rank:>3}. {hit.score:8.3f}  {hit.id}  {shown}")
 
     def batch(self, index, opts, options) -> None:
@@ -103,5 +123,7 @@ class Command(SearchCommand):
             results = index.search(text, top=top, with_fields=False, **options)
             lines.extend(trec_lines(qid, ((h.id, h.score) for h in results.hits), opts.tag))
         Path(opts.run).write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
-        print(f"wrote {len(lines)} lines for {len(queries)} queries to {opts.run} "
-              f"in {time.perf_counter() - started:.2f} s")
+        print(
+            f"wrote {len(lines)} lines for {len(queries)} queries to {opts.run} "
+            f"in {time.perf_counter() - started:.2f} s"
+        )

@@ -18,8 +18,9 @@ class Command(SearchCommand):
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         self.add_index_option(parser, several=True)
-        parser.add_argument("--host", default="127.0.0.1",
-                            help="address to bind (default: %(default)s, this machine only)")
+        parser.add_argument(
+            "--host", default="127.0.0.1", help="address to bind (default: %(default)s, this machine only)"
+        )
         parser.add_argument("--port", type=int, default=8080, help="port (default: %(default)s; 0: any free port)")
         parser.add_argument("--synonyms", metavar="FILE", help="synonym groups, one per line")
         parser.add_argument("--top", type=int, default=10, help="results per page")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any, ClassVar
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
@@ -36,7 +37,11 @@ def replay_stop(history, config) -> tuple[int | None, str | None]:
             continue
         if "sufficient" in config.stop_criteria and value >= config.stop_threshold:
             return page, "sufficient"
-        if "plateau" in config.stop_criteria and page > window and value - history[page - 1 - window] < config.stop_plateau_epsilon:
+        if (
+            "plateau" in config.stop_criteria
+            and page > window
+            and value - history[page - 1 - window] < config.stop_plateau_epsilon
+        ):
             return page, "plateau"
     return None, None
 
@@ -44,7 +49,7 @@ def replay_stop(history, config) -> tuple[int | None, str | None]:
 class Command(ScrapyCommand):
     requires_project = False
     requires_crawler_process = False
-    default_settings = {"LOG_ENABLED": False}
+    default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
 
     def syntax(self) -> str:
         return "FILE --query QUERY [options]"
@@ -77,7 +82,7 @@ class Command(ScrapyCommand):
         except ValueError as exc:
             raise UsageError(str(exc), print_help=False) from None
         if not config.query:
-            raise UsageError('--query: missing; give the query the crawl ran with', print_help=False)
+            raise UsageError("--query: missing; give the query the crawl ran with", print_help=False)
         estimator = estimator_from_config(config)
         if not len(estimator.terms):
             raise UsageError(f"--query: no terms left in {config.query!r} after removing stop words", print_help=False)
@@ -90,8 +95,11 @@ class Command(ScrapyCommand):
         page, reason = replay_stop(estimator.history, config)
         if opts.json:
             report = estimator.report()
-            report.update(query=config.query, would_stop={"page": page, "reason": reason},
-                          sufficiency_by_page=[round(v, 4) for v in estimator.history])
+            report.update(
+                query=config.query,
+                would_stop={"page": page, "reason": reason},
+                sufficiency_by_page=[round(v, 4) for v in estimator.history],
+            )
             print(json.dumps(report, indent=1))
             return
         self._print(estimator, config, page, reason)
@@ -112,20 +120,26 @@ class Command(ScrapyCommand):
         print(_metrics_line(metrics))
         print(f"{'term':<16} {'weight':>6} {'import.':>7} {'pages':>5} {'evidence':>8} {'best':>5} {'coverage':>8}")
         for row in estimator.term_report():
-            print(f"{row['term']:<16} {row['weight']:>6.2f} {row['importance']:>7.3f} {row['pages']:>5} "
-                  f"{row['evidence']:>8.3f} {row['best_evidence']:>5.2f} {row['coverage']:>8.3f}")
+            print(
+                f"{row['term']:<16} {row['weight']:>6.2f} {row['importance']:>7.3f} {row['pages']:>5} "
+                f"{row['evidence']:>8.3f} {row['best_evidence']:>5.2f} {row['coverage']:>8.3f}"
+            )
         print("best pages:")
         for relevance, url in estimator.best_pages[:5]:
             print(f"  {relevance:.3f}  {url}")
         if reason:
             print(f"would stop: {reason} after page {page} (theta {config.stop_threshold})")
         else:
-            print(f"would not stop by itself (sufficient at IS >= {config.stop_threshold}, plateau over "
-                  f"{config.stop_plateau_window} pages); no_promising_links needs the frontier")
+            print(
+                f"would not stop by itself (sufficient at IS >= {config.stop_threshold}, plateau over "
+                f"{config.stop_plateau_window} pages); no_promising_links needs the frontier"
+            )
         sys.stdout.flush()
 
 
 def _metrics_line(m) -> str:
-    return (f"pages {m.pages}  relevant {m.relevant_pages}  harvest {m.harvest_rate:.2f}  coverage {m.coverage:.3f}  "
-            f"consistency {m.consistency:.3f}  saturation {m.saturation:.3f}  redundancy {m.redundancy:.3f}  "
-            f"domain_coverage {m.domain_coverage:.3f}  IS {m.sufficiency:.3f}")
+    return (
+        f"pages {m.pages}  relevant {m.relevant_pages}  harvest {m.harvest_rate:.2f}  coverage {m.coverage:.3f}  "
+        f"consistency {m.consistency:.3f}  saturation {m.saturation:.3f}  redundancy {m.redundancy:.3f}  "
+        f"domain_coverage {m.domain_coverage:.3f}  IS {m.sufficiency:.3f}"
+    )

@@ -207,12 +207,14 @@ class JobDirQueue:
         for request, decision in self.ready:
             data = self._serialize(request)
             if data is not None:
-                ready.append({
-                    "request": data,
-                    "features": decision["features"],
-                    "prior": decision["prior"],
-                    "parent": request.meta.get(PARENT_KEY, -1),
-                })
+                ready.append(
+                    {
+                        "request": data,
+                        "features": decision["features"],
+                        "prior": decision["prior"],
+                        "parent": request.meta.get(PARENT_KEY, -1),
+                    }
+                )
         flying = []
         if in_flight:
             flying = [data for data in map(self._serialize, self.in_flight.values()) if data is not None]

@@ -100,7 +100,11 @@ class SufficiencyPipeline:
             gain, url = self.best_link() if self._has_link_values() else (0.0, None)
             logger.debug(
                 "Sufficiency after %s (relevance %.3f): IS %.3f, best gain %.3f (%s)",
-                page.fields.url, page.relevance, self.estimator.metrics().sufficiency, gain, url,
+                page.fields.url,
+                page.relevance,
+                self.estimator.metrics().sufficiency,
+                gain,
+                url,
                 extra={"spider": self.crawler.spider},
             )
         if self.config.self_stop and self._closing is None:
@@ -137,7 +141,9 @@ class SufficiencyPipeline:
         config = self.config
         metrics = self.estimator.metrics()
         criteria = config.stop_criteria
-        low_gain = "no_promising_links" in criteria and self._has_link_values() and self.best_gain() < config.stop_min_gain
+        low_gain = (
+            "no_promising_links" in criteria and self._has_link_values() and self.best_gain() < config.stop_min_gain
+        )
         # Counted on every page, so PATIENCE means consecutive pages.
         self._low_gain_pages = self._low_gain_pages + 1 if low_gain else 0
         if metrics.pages < config.stop_min_pages:
@@ -154,7 +160,9 @@ class SufficiencyPipeline:
         """Close the spider through the engine with ``reason`` as its finish_reason."""
         self.stop_reason = reason
         logger.info(
-            "Sufficiency: stopping the crawl (%s): %s", reason, self.progress_text(self.summary()),
+            "Sufficiency: stopping the crawl (%s): %s",
+            reason,
+            self.progress_text(self.summary()),
             extra={"spider": self.crawler.spider},
         )
         self._closing = deferred_from_coro(self.crawler.engine.close_spider_async(reason=reason))
@@ -198,7 +206,8 @@ class SufficiencyPipeline:
     def progress_text(self, summary: dict) -> str:
         best = summary.get("best_gain")
         return (
-            f"{summary['pages']} pages ({summary['relevant_pages']} relevant, harvest rate {summary['harvest_rate']:.2f}), "
+            f"{summary['pages']} pages ({summary['relevant_pages']} relevant, harvest rate "
+            f"{summary['harvest_rate']:.2f}), "
             f"coverage {summary['coverage']:.2f}, consistency {summary['consistency']:.2f}, "
             f"saturation {summary['saturation']:.2f}, confidence (IS) {summary['sufficiency']:.2f}"
             f"/{self.config.stop_threshold:.2f}, best frontier gain {'n/a' if best is None else f'{best:.3f}'}"

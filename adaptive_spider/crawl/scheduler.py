@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scrapy.core.scheduler import BaseScheduler
+from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
-from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.request import request_from_dict
 
 from adaptive_spider.crawl.canonical import parts_have_valid_host

@@ -23,12 +23,12 @@ from weakref import WeakKeyDictionary
 
 from scrapy.utils.httpobj import urlparse_cached
 
-from adaptive_spider.frontier.linkevidence import PARENT_KEY, link_context, parent_page  # noqa: F401 (PARENT_KEY: also here)
-from adaptive_spider.settings.config import AdaptiveConfig
 from adaptive_spider.frontier.domains import DomainProfiles
+from adaptive_spider.frontier.linkevidence import PARENT_KEY, link_context, parent_page  # noqa: F401 (PARENT_KEY: also here)
 from adaptive_spider.frontier.pagelog import PageLog
 from adaptive_spider.relevance.pagetext import PageFields, content_sha1, page_fields
 from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer, link_preview_text
+from adaptive_spider.settings.config import AdaptiveConfig
 from adaptive_spider.sufficiency.knowledge import KnowledgeState
 
 if TYPE_CHECKING:

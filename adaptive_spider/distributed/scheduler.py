@@ -300,7 +300,9 @@ class DistributedScheduler(AdaptiveScheduler):
                 payload = pickle.loads(raw)
                 request = self._deserialize(payload["request"])
             except Exception as exc:  # a callback this worker's spider lacks, a broken payload
-                logger.warning("Skipped a shared request this worker cannot rebuild: %s", exc, extra={"spider": self.spider})
+                logger.warning(
+                    "Skipped a shared request this worker cannot rebuild: %s", exc, extra={"spider": self.spider}
+                )
                 self.counts.inc("distributed/unreadable")
                 continue
             parent = payload["parent"]
@@ -381,7 +383,11 @@ class DistributedScheduler(AdaptiveScheduler):
             if stop is None and self.registry.crawl_done():
                 stop = self._record_stop("finished")
         except RedisError as exc:
-            logger.error("Redis failed; this worker cannot tell whether the crawl is done: %s", exc, extra={"spider": self.spider})
+            logger.error(
+                "Redis failed; this worker cannot tell whether the crawl is done: %s",
+                exc,
+                extra={"spider": self.spider},
+            )
             stop = {"reason": "redis_unavailable", "worker": self.worker}
         if stop is not None:
             self.stopping = True
@@ -407,7 +413,12 @@ class DistributedScheduler(AdaptiveScheduler):
             return
         self.stopping = True
         if stop["worker"] != self.worker:
-            logger.info("Worker %s stopped the crawl (%s); stopping too", stop["worker"], stop["reason"], extra={"spider": self.spider})
+            logger.info(
+                "Worker %s stopped the crawl (%s); stopping too",
+                stop["worker"],
+                stop["reason"],
+                extra={"spider": self.spider},
+            )
         closing = deferred_from_coro(self.crawler.engine.close_spider_async(reason=stop["reason"]))
         closing.addErrback(lambda failure: logger.debug("Closing after the crawl's stop: %s", failure.value))
 

@@ -6,9 +6,11 @@ page relevance. A domain's health comes from transport outcomes only: connection
 timeouts, DNS failures and 5xx/429 answers, each attempt counted (Scrapy's retries are
 attempts too, so a host that fails transiently and then answers stays healthy). A 404 or
 403 says a page is missing, not that the host is down: it is kept in the statuses (the
-crawl report shows it) and is a reward of 0 for the learner, but it is no failure. The frontier reads the profiles as features of every queued URL
-(kept in numpy columns so a batch of URLs reads them at once) and as filters
-before a request is released (slow, unreliable and capped domains).
+crawl report shows it) and is a reward of 0 for the learner, but it is no failure.
+
+The frontier reads the profiles as features of every queued URL (kept in numpy columns
+so a batch of URLs reads them at once) and as filters before a request is released
+(slow, unreliable and capped domains).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from statistics import median
 import numpy as np
 
 from adaptive_spider.relevance.scoring import log_norm
+
 
 def is_host_failure_status(status: int) -> bool:
     """A status that says the host is failing or overloaded (5xx, 429); other 4xx are the page's."""

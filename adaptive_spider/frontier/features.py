@@ -42,7 +42,9 @@ _PATH_SCALE = 10.0
 _ROUND_SCALE = 10000.0
 # Columns of the full vector filled from the static part, in STATIC_NAMES order.
 _STATIC_COLUMNS = [FEATURE_NAMES.index(name) for name in STATIC_NAMES]
-_DOMAIN_COLUMNS = [FEATURE_NAMES.index(name) for name in ("domain_relevance", "domain_count", "domain_failure_rate", "domain_weight")]
+_DOMAIN_COLUMNS = [
+    FEATURE_NAMES.index(name) for name in ("domain_relevance", "domain_count", "domain_failure_rate", "domain_weight")
+]
 _SIBLING_COLUMN = FEATURE_NAMES.index("sibling_score")
 
 
@@ -66,7 +68,13 @@ def static_features(
 
 
 def static_vector(
-    *, depth: int, parent_score: float, anchor_similarity: float, path_segments: int, has_query: bool, round_discovered: int
+    *,
+    depth: int,
+    parent_score: float,
+    anchor_similarity: float,
+    path_segments: int,
+    has_query: bool,
+    round_discovered: int,
 ) -> np.ndarray:
     """:func:`static_features` of a link whose URL is already parsed."""
     return np.array(

@@ -104,8 +104,16 @@ class Frontier:
         return len(self.store)
 
     # -- adding -----------------------------------------------------------------------
-    def add(self, request: Request, static: np.ndarray, domain_id: int, parent_id: int, prior: float,
-            order: int | None = None, preview: LinkPreview | None = None) -> int:
+    def add(
+        self,
+        request: Request,
+        static: np.ndarray,
+        domain_id: int,
+        parent_id: int,
+        prior: float,
+        order: int | None = None,
+        preview: LinkPreview | None = None,
+    ) -> int:
         """Queue a request with its link's evidence; ``order`` keeps the place of an
         entry it replaces; returns its entry id."""
         group = self.pages.group_of(parent_id, link_context(request))
@@ -159,8 +167,13 @@ class Frontier:
         """Remove every queued entry: ``(request, static, domain id, parent, prior)`` of each."""
         store = self.store
         for entry in store.live_ids().tolist():
-            item = (store.requests[entry], store.static[entry].copy(), int(store.domain[entry]),
-                    int(store.parent[entry]), float(store.prior[entry]))
+            item = (
+                store.requests[entry],
+                store.static[entry].copy(),
+                int(store.domain[entry]),
+                int(store.parent[entry]),
+                float(store.prior[entry]),
+            )
             store.take(entry)
             if self.listener is not None:
                 self.listener.on_dropped(entry)
@@ -351,7 +364,10 @@ class Frontier:
     def stats(self) -> dict:
         waiting = sum(len(entries) for entries in self.waiting.values())
         return {
-            "queued": len(self), "held": len(self.slow_deferred), "waiting": waiting, "rounds": self.round,
+            "queued": len(self),
+            "held": len(self.slow_deferred),
+            "waiting": waiting,
+            "rounds": self.round,
             **self.strategy.stats(),
         }
 

@@ -25,7 +25,17 @@ from scrapy import Request
 from adaptive_spider.frontier.features import N_STATIC
 
 # Request arguments kept when they differ from the constructor's defaults.
-_OPTIONAL_ARGUMENTS = ("method", "body", "cookies", "encoding", "priority", "dont_filter", "errback", "flags", "cb_kwargs")
+_OPTIONAL_ARGUMENTS = (
+    "method",
+    "body",
+    "cookies",
+    "encoding",
+    "priority",
+    "dont_filter",
+    "errback",
+    "flags",
+    "cb_kwargs",
+)
 _DEFAULTS = {"method": "GET", "body": b"", "encoding": "utf-8", "priority": 0, "dont_filter": False, "errback": None}
 _REFERER = b"Referer"
 _VERBATIM = "verbatim_url"
@@ -109,7 +119,7 @@ def _pack_headers(headers):
     if len(headers) == 1:
         # The stored form: Headers keeps normalised keys and lists of bytes (read
         # directly, without normalising the key again per lookup).
-        (key, values), = dict.items(headers)
+        ((key, values),) = dict.items(headers)
         if key == _REFERER and len(values) == 1:
             return values[0]
     return tuple(headers.items())

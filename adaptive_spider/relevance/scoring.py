@@ -38,7 +38,9 @@ STOP_WORDS = QUERY_STOP_WORDS
 #: Terms this long or longer match as prefixes ("cluster" matches "clustering").
 PREFIX_MIN_LENGTH = 4
 MAX_TERMS = 64
-_URL_NOISE = frozenset({"http", "https", "www", "html", "htm", "php", "asp", "aspx", "index", "com", "org", "net", "test"})
+_URL_NOISE = frozenset(
+    {"http", "https", "www", "html", "htm", "php", "asp", "aspx", "index", "com", "org", "net", "test"}
+)
 
 
 def tokenize(text: str) -> list[str]:
@@ -110,7 +112,9 @@ class QueryTerms:
             found = tuple(
                 index
                 for index, term in enumerate(self.terms)
-                if (word.startswith(term) if len(term) >= PREFIX_MIN_LENGTH else word in (term, term + "s", term + "es"))
+                if (
+                    word.startswith(term) if len(term) >= PREFIX_MIN_LENGTH else word in (term, term + "s", term + "es")
+                )
             )
             if len(self._word_terms) < 100_000:
                 self._word_terms[word] = found
@@ -164,7 +168,13 @@ class RelevanceScorer:
     FIELDS = ("title", "headings", "body", "url")
 
     def __init__(
-        self, terms: QueryTerms, field_weights=None, k1: float = 1.2, b: float = 0.75, link_discount: float = 0.5, half: float = 0.1
+        self,
+        terms: QueryTerms,
+        field_weights=None,
+        k1: float = 1.2,
+        b: float = 0.75,
+        link_discount: float = 0.5,
+        half: float = 0.1,
     ):
         self.terms = terms
         field_weights = field_weights or {"title": 2.0, "headings": 1.0, "body": 1.0, "url": 1.0}

@@ -22,10 +22,41 @@ from .errors import SearchError
 
 #: A short list of the most frequent English words, for comparison.
 SHORT_STOP_WORDS = frozenset(
-    """
-    a an and are as at be but by for if in into is it no not of on or such
-    that the their then there these they this to was will with
-    """.split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
 )
 
 #: Defaults chosen on Cranfield (docs/search.md, "Choosing the defaults"):
@@ -96,9 +127,13 @@ class Analyzer:
         slowest step of analysis and vocabularies repeat a lot.
     """
 
-    def __init__(self, stop_words: str | None = DEFAULT_STOP_WORDS,
-                 min_length: int = DEFAULT_MIN_LENGTH, stemmer: str | None = DEFAULT_STEMMER,
-                 stem_cache_size: int = 1 << 18):
+    def __init__(
+        self,
+        stop_words: str | None = DEFAULT_STOP_WORDS,
+        min_length: int = DEFAULT_MIN_LENGTH,
+        stemmer: str | None = DEFAULT_STEMMER,
+        stem_cache_size: int = 1 << 18,
+    ):
         if min_length < 0:
             raise SearchError(f"min_length must be >= 0, got {min_length}")
         self.stop_words = stop_words
@@ -113,11 +148,9 @@ class Analyzer:
         if not self.stemmer:
             return lambda word: word
         try:
-            import snowballstemmer  # noqa: PLC0415  (optional dependency)
+            import snowballstemmer
         except ImportError:
-            raise SearchError(
-                "stemming needs the snowballstemmer package (pip install snowballstemmer)"
-            ) from None
+            raise SearchError("stemming needs the snowballstemmer package (pip install snowballstemmer)") from None
         try:
             stemmer = snowballstemmer.stemmer(self.stemmer)
         except KeyError:
@@ -126,8 +159,7 @@ class Analyzer:
 
     def get_params(self) -> dict:
         """The parameters that define this analyzer (stored with an index)."""
-        return {"stop_words": self.stop_words, "min_length": self.min_length,
-                "stemmer": self.stemmer}
+        return {"stop_words": self.stop_words, "min_length": self.min_length, "stemmer": self.stemmer}
 
     def keeps(self, word: str) -> bool:
         """Whether *word* (lowercase) is indexed at all."""

@@ -39,8 +39,13 @@ def boost_formula(formula: str | BoostFormula | None, numeric_fields: Iterable[s
     return boost
 
 
-def add_boosts(scores: np.ndarray, matched: np.ndarray, word_postings: Iterable[tuple[float, np.ndarray]],
-               formula: BoostFormula | None, numbers: Callable[[str], np.ndarray]) -> np.ndarray:
+def add_boosts(
+    scores: np.ndarray,
+    matched: np.ndarray,
+    word_postings: Iterable[tuple[float, np.ndarray]],
+    formula: BoostFormula | None,
+    numbers: Callable[[str], np.ndarray],
+) -> np.ndarray:
     """*scores* with the boosts added to the *matched* documents.
 
     *word_postings* gives, per weighted word's term, the weight and the documents

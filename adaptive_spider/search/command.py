@@ -44,19 +44,22 @@ class SearchCommand(ScrapyCommand):
     def add_index_option(parser: argparse.ArgumentParser, several: bool = False) -> None:
         """``--index DIR``, or with *several* a repeatable ``--index [NAME=]DIR``."""
         if several:
-            parser.add_argument("--index", action="append", required=True, metavar="[NAME=]DIR",
-                                help="index to serve (repeat for an index selector)")
+            parser.add_argument(
+                "--index",
+                action="append",
+                required=True,
+                metavar="[NAME=]DIR",
+                help="index to serve (repeat for an index selector)",
+            )
         else:
             parser.add_argument("--index", required=True, metavar="DIR", help="index directory")
 
     @staticmethod
-    def add_bm25_options(parser: argparse.ArgumentParser, k: float | None = None,
-                         b: float | None = None) -> None:
+    def add_bm25_options(parser: argparse.ArgumentParser, k: float | None = None, b: float | None = None) -> None:
         """``--k`` and ``--b``, defaulting to *k* and *b* (None: to the index's own)."""
         for name, default in (("k", k), ("b", b)):
             shown = "the index's" if default is None else "%(default)s"
-            parser.add_argument(f"--{name}", type=float, default=default,
-                                help=f"BM25 {name} (default: {shown})")
+            parser.add_argument(f"--{name}", type=float, default=default, help=f"BM25 {name} (default: {shown})")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         try:

@@ -41,15 +41,19 @@ def recall_at(ranked: Sequence[str], relevant: set[str], k: int) -> float:
 
 
 def ndcg_at(ranked: Sequence[str], grades: Mapping[str, float], k: int) -> float:
-    dcg = sum(grades.get(doc_id, 0) / math.log2(rank + 1)
-              for rank, doc_id in enumerate(ranked[:k], 1) if grades.get(doc_id, 0) > 0)
+    dcg = sum(
+        grades.get(doc_id, 0) / math.log2(rank + 1)
+        for rank, doc_id in enumerate(ranked[:k], 1)
+        if grades.get(doc_id, 0) > 0
+    )
     ideal = sorted((g for g in grades.values() if g > 0), reverse=True)[:k]
     idcg = sum(g / math.log2(rank + 1) for rank, g in enumerate(ideal, 1))
     return dcg / idcg if idcg else 0.0
 
 
-def evaluate(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]],
-             ks: Iterable[int] = (5, 10)) -> dict[str, float]:
+def evaluate(
+    run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], ks: Iterable[int] = (5, 10)
+) -> dict[str, float]:
     """Mean measures over the queries of *qrels* (a query missing from *run* scores 0)."""
     ks = tuple(ks)
     sums: dict[str, float] = {}
@@ -87,8 +91,7 @@ def read_queries(path: str | Path) -> list[tuple[str, str]]:
 
 def trec_lines(qid: str, ranked: Iterable[tuple[str, float]], tag: str) -> list[str]:
     """TREC run lines ``qid Q0 docid rank score tag`` for one query."""
-    return [f"{qid} Q0 {doc_id} {rank} {score:.6f} {tag}"
-            for rank, (doc_id, score) in enumerate(ranked, 1)]
+    return [f"{qid} Q0 {doc_id} {rank} {score:.6f} {tag}" for rank, (doc_id, score) in enumerate(ranked, 1)]
 
 
 def read_run(path: str | Path) -> dict[str, list[str]]:

@@ -39,8 +39,15 @@ def impact_shares(postings: Postings, impacts: np.ndarray, n_docs: int) -> np.nd
     return (impacts[by_doc] / np.where(totals > 0, totals, 1.0)[owner]).astype(np.float32)
 
 
-def expand(postings: Postings, n_docs: int, shares: np.ndarray, top_docs: list[int],
-           n_query_terms: int, n_terms: int, weight: float) -> tuple[dict[int, float], list[str]]:
+def expand(
+    postings: Postings,
+    n_docs: int,
+    shares: np.ndarray,
+    top_docs: list[int],
+    n_query_terms: int,
+    n_terms: int,
+    weight: float,
+) -> tuple[dict[int, float], list[str]]:
     """Query weights of the *n_terms* terms that carry most BM25 weight in *top_docs*,
     and those terms best first.
 

@@ -63,9 +63,14 @@ def parse_pairs(spec: str | Mapping) -> list[tuple[str, Any]]:
 
 def text_fields_of(record: Mapping, id_field: str) -> list[str]:
     """The fields of *record* worth indexing: text (or lists of text) that is not a number."""
-    return [name for name, value in record.items()
-            if name != id_field and isinstance(value, (str, list))
-            and as_text(value).strip() and parse_number(value) is None]
+    return [
+        name
+        for name, value in record.items()
+        if name != id_field
+        and isinstance(value, (str, list))
+        and as_text(value).strip()
+        and parse_number(value) is None
+    ]
 
 
 def parse_field_weights(spec: str | Mapping | None, fields: Iterable[str]) -> dict[str, float]:
@@ -150,7 +155,8 @@ class StoredFields:
         """Write the pending documents' fields and numbers, and the field statistics."""
         store.write_documents(
             (idx, doc_id, json.dumps(stored, ensure_ascii=False, default=str))
-            for idx, (doc_id, stored) in sorted(self.pending.items()))
+            for idx, (doc_id, stored) in sorted(self.pending.items())
+        )
         store.write_numbers(self.pending_numbers)
         store.write_meta("numeric_fields", sorted(self.numeric_fields))
         store.write_meta("field_counts", dict(self.field_counts))

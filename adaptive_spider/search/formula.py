@@ -71,8 +71,7 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
         if match is None or match.end() == position:
             rest = text[position:]
             where = position + len(rest) - len(rest.lstrip())
-            raise SearchError(
-                f"formula: unexpected character {text[where]!r} at position {where + 1}")
+            raise SearchError(f"formula: unexpected character {text[where]!r} at position {where + 1}")
         kind = match.lastgroup
         value = match.group(kind)
         tokens.append((kind, _OPERATORS.get(value, value), match.start(kind)))
@@ -92,11 +91,9 @@ class _Parser:
     def take(self, expected: str | None = None) -> tuple[str, str, int]:
         token = self.peek()
         if token is None:
-            raise SearchError(
-                f"formula: unexpected end, expected {expected or 'a value'}")
+            raise SearchError(f"formula: unexpected end, expected {expected or 'a value'}")
         if expected is not None and token[1] != expected:
-            raise SearchError(
-                f"formula: expected {expected!r} at position {token[2] + 1}, got {token[1]!r}")
+            raise SearchError(f"formula: expected {expected!r} at position {token[2] + 1}, got {token[1]!r}")
         self.position += 1
         return token
 
@@ -154,8 +151,7 @@ class _Parser:
     def call(self, name: str, position: int, depth: int) -> Evaluator:
         if name not in _FUNCTIONS:
             known = ", ".join(sorted(_FUNCTIONS))
-            raise SearchError(
-                f"formula: unknown function {name!r} at position {position + 1} (known: {known})")
+            raise SearchError(f"formula: unknown function {name!r} at position {position + 1} (known: {known})")
         function, least, most = _FUNCTIONS[name]
         self.take("(")
         arguments = [self.expr(depth)]
@@ -166,7 +162,8 @@ class _Parser:
         if not least <= len(arguments) <= most:
             raise SearchError(
                 f"formula: {name}() takes {least if least == most else f'{least} to {most}'}"
-                f" arguments, got {len(arguments)}")
+                f" arguments, got {len(arguments)}"
+            )
         return lambda env: function(*(argument(env) for argument in arguments))
 
 
@@ -196,13 +193,11 @@ class BoostFormula:
         unknown = sorted(self.fields - set(known))
         if unknown:
             listed = ", ".join(sorted(known)) or "none"
-            raise SearchError(
-                f"formula: unknown field {unknown[0]!r} (numeric fields: {listed})")
+            raise SearchError(f"formula: unknown field {unknown[0]!r} (numeric fields: {listed})")
 
     def evaluate(self, values: Mapping[str, np.ndarray], size: int) -> np.ndarray:
         """The formula for *size* documents, given each field's values (NaN: missing -> 0)."""
-        env = {name: np.nan_to_num(np.asarray(values[name], dtype=np.float64), nan=0.0)
-               for name in self.fields}
+        env = {name: np.nan_to_num(np.asarray(values[name], dtype=np.float64), nan=0.0) for name in self.fields}
         with np.errstate(all="ignore"):
             result = np.broadcast_to(np.asarray(self._evaluate(env), dtype=np.float64), (size,))
         return np.where(np.isfinite(result), result, 0.0)

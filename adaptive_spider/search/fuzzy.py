@@ -114,7 +114,7 @@ class QGramIndex:
     def qgrams(self, word: str) -> list[str]:
         """The q-grams of *word*, padded on the left with ``q - 1`` dollars."""
         padded = "$" * (self.q - 1) + word
-        return [padded[i:i + self.q] for i in range(len(word))]
+        return [padded[i : i + self.q] for i in range(len(word))]
 
     def fit(self, word_counts: dict[str, int]) -> QGramIndex:
         """Index the words of *word_counts* (word -> frequency)."""
@@ -161,8 +161,7 @@ class QGramIndex:
         """
         if delta == 0:
             ids = self._prefix_range(x)
-            matches = [Match(self.words_[i], 0, len(self.words_[i]) - len(x),
-                             int(self.counts_[i])) for i in ids]
+            matches = [Match(self.words_[i], 0, len(self.words_[i]) - len(x), int(self.counts_[i])) for i in ids]
         else:
             ids = self.candidates(x, delta)
             if whole_words:
@@ -200,8 +199,9 @@ class QGramIndex:
         return None
 
 
-def correct_query(query: str, term: Callable[[str], str], known: Callable[[str], bool],
-                  matcher: Callable[[], QGramIndex] | None) -> tuple[list[str], dict[str, str]]:
+def correct_query(
+    query: str, term: Callable[[str], str], known: Callable[[str], bool], matcher: Callable[[], QGramIndex] | None
+) -> tuple[list[str], dict[str, str]]:
     """Index terms of *query* (repeats kept) and the corrections made for unknown words.
 
     *term* turns a word into its index term ("" for a word not indexed); a word
@@ -223,8 +223,9 @@ def correct_query(query: str, term: Callable[[str], str], known: Callable[[str],
     return terms, corrections
 
 
-def complete_text(matcher: Callable[[], QGramIndex], text: str, top: int = 8,
-                  synonyms: SynonymDictionary | None = None) -> list[str]:
+def complete_text(
+    matcher: Callable[[], QGramIndex], text: str, top: int = 8, synonyms: SynonymDictionary | None = None
+) -> list[str]:
     """Completions of the last, partly typed word of *text*, best first.
 
     Completions are vocabulary words within a small prefix edit distance,
@@ -237,12 +238,12 @@ def complete_text(matcher: Callable[[], QGramIndex], text: str, top: int = 8,
     if not all_words:
         return []
     last = all_words[-1]
-    head = typed[:typed.lower().rfind(last)]
+    head = typed[: typed.lower().rfind(last)]
     suggestions: list[str] = []
     for match in matcher().complete(last, top=top):
         suggestions.append(head + match.word)
     if synonyms is not None:
-        for phrase in [typed, last] + [s[len(head):] for s in suggestions[:3]]:
+        for phrase in [typed, last] + [s[len(head) :] for s in suggestions[:3]]:
             for alternative in synonyms.lookup(phrase):
                 prefix = "" if phrase == typed else head
                 suggestions.append(prefix + alternative)

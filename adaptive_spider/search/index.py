@@ -72,11 +72,19 @@ class SearchIndex:
         than passing it directly.
     """
 
-    def __init__(self, fields: str | Iterable[str] = ("title", "text"), id_field: str = "id",
-                 field_weights: str | Mapping | None = None, analyzer: Analyzer | None = None,
-                 k: float = DEFAULT_K, b: float = DEFAULT_B, q: int = 3,
-                 feedback_docs: int = DEFAULT_FEEDBACK_DOCS, feedback_terms: int = DEFAULT_FEEDBACK_TERMS,
-                 feedback_weight: float = DEFAULT_FEEDBACK_WEIGHT):
+    def __init__(
+        self,
+        fields: str | Iterable[str] = ("title", "text"),
+        id_field: str = "id",
+        field_weights: str | Mapping | None = None,
+        analyzer: Analyzer | None = None,
+        k: float = DEFAULT_K,
+        b: float = DEFAULT_B,
+        q: int = 3,
+        feedback_docs: int = DEFAULT_FEEDBACK_DOCS,
+        feedback_terms: int = DEFAULT_FEEDBACK_TERMS,
+        feedback_weight: float = DEFAULT_FEEDBACK_WEIGHT,
+    ):
         if isinstance(fields, str):
             fields = [f.strip() for f in fields.split(",") if f.strip()]
         if not fields:
@@ -119,10 +127,18 @@ class SearchIndex:
 
     def get_params(self) -> dict:
         """The configuration stored with the index."""
-        return {"fields": list(self.fields), "id_field": self.id_field,
-                "field_weights": self.field_weights, "analyzer": self.analyzer.get_params(),
-                "k": self.k, "b": self.b, "q": self.q, "feedback_docs": self.feedback_docs,
-                "feedback_terms": self.feedback_terms, "feedback_weight": self.feedback_weight}
+        return {
+            "fields": list(self.fields),
+            "id_field": self.id_field,
+            "field_weights": self.field_weights,
+            "analyzer": self.analyzer.get_params(),
+            "k": self.k,
+            "b": self.b,
+            "q": self.q,
+            "feedback_docs": self.feedback_docs,
+            "feedback_terms": self.feedback_terms,
+            "feedback_weight": self.feedback_weight,
+        }
 
     @classmethod
     def create(cls, path: str | Path, overwrite: bool = False, **params: Any) -> SearchIndex:
@@ -320,13 +336,24 @@ class SearchIndex:
         """
         self._build()
         known = self._postings.span
-        return correct_query(query, self.analyzer.term, lambda term: known(term) is not None,
-                             self._fuzzy_index if fuzzy else None)
+        return correct_query(
+            query, self.analyzer.term, lambda term: known(term) is not None, self._fuzzy_index if fuzzy else None
+        )
 
-    def search(self, query: str, top: int = 10, *, k: float | None = None, b: float | None = None,
-               word_weights: str | Mapping | None = None, formula: str | BoostFormula | None = None,
-               fuzzy: bool = True, feedback: int | None = None, offset: int = 0,
-               with_fields: bool = True) -> SearchResults:
+    def search(
+        self,
+        query: str,
+        top: int = 10,
+        *,
+        k: float | None = None,
+        b: float | None = None,
+        word_weights: str | Mapping | None = None,
+        formula: str | BoostFormula | None = None,
+        fuzzy: bool = True,
+        feedback: int | None = None,
+        offset: int = 0,
+        with_fields: bool = True,
+    ) -> SearchResults:
         """Rank documents for *query*: BM25 over the union of the query terms' postings.
 
         ``word_weights`` (``{"freiburg": 5}`` or ``"freiburg=5"``) adds the
@@ -349,8 +376,15 @@ class SearchIndex:
         expansion: list[str] = []
         if feedback and self.feedback_terms and self.feedback_weight and len(matched):
             first = best_documents(scores, matched, feedback)[0].tolist()
-            added, expansion = expand(self._postings, n_docs, self._impact_shares(impacts), first,
-                                      len(terms), self.feedback_terms, self.feedback_weight)
+            added, expansion = expand(
+                self._postings,
+                n_docs,
+                self._impact_shares(impacts),
+                first,
+                len(terms),
+                self.feedback_terms,
+                self.feedback_weight,
+            )
             scores = (1.0 - self.feedback_weight) * scores + self._postings.scores(added, impacts, n_docs)
             matched = np.flatnonzero(scores > 0)
         if len(matched) and (word_weights or boost):
@@ -375,10 +409,9 @@ class SearchIndex:
             for query_term in self.analyzer.analyze(word):
                 span = self._postings.span(query_term)
                 if span is not None:
-                    yield weight, self._postings.docs[span[0]:span[1]]
+                    yield weight, self._postings.docs[span[0] : span[1]]
 
-    def _top(self, scores: np.ndarray, matched: np.ndarray, top: int, offset: int,
-             with_fields: bool) -> list[Hit]:
+    def _top(self, scores: np.ndarray, matched: np.ndarray, top: int, offset: int, with_fields: bool) -> list[Hit]:
         wanted = top + offset
         if wanted == 0 or not len(matched):
             return []
@@ -391,8 +424,7 @@ class SearchIndex:
         """Stored fields of documents by internal number."""
         return self._stored.get(doc_idxs, self._store)
 
-    def suggest(self, text: str, top: int = 8,
-                synonyms: SynonymDictionary | None = None) -> list[str]:
+    def suggest(self, text: str, top: int = 8, synonyms: SynonymDictionary | None = None) -> list[str]:
         """Completions of the last, partly typed word of *text*, best first
         (see :func:`.fuzzy.complete_text`)."""
         self._build()

@@ -44,10 +44,18 @@ def _field_list(value) -> list[str]:
 class SearchIndexPipeline:
     """Add every scraped item to the search index in ``ADAPTIVE_SEARCH_INDEX``."""
 
-    def __init__(self, directory: str, id_field: str = "url", fields: list[str] | None = None,
-                 field_weights=None, analyzer: Analyzer | None = None,
-                 k: float = DEFAULT_K, b: float = DEFAULT_B, commit_every: int = 500,
-                 stats=None):
+    def __init__(
+        self,
+        directory: str,
+        id_field: str = "url",
+        fields: list[str] | None = None,
+        field_weights=None,
+        analyzer: Analyzer | None = None,
+        k: float = DEFAULT_K,
+        b: float = DEFAULT_B,
+        commit_every: int = 500,
+        stats=None,
+    ):
         self.directory = directory
         self.id_field = id_field
         self.fields = fields or []
@@ -66,6 +74,7 @@ class SearchIndexPipeline:
         directory = settings.get("ADAPTIVE_SEARCH_INDEX")
         if not directory:
             raise NotConfigured("ADAPTIVE_SEARCH_INDEX (the index directory) is not set")
+
         # Without the add-on the table's defaults are not registered: read them from there, not again here.
         def setting(name: str) -> Any:
             value = settings.get(name)
@@ -75,18 +84,21 @@ class SearchIndexPipeline:
             analyzer = Analyzer(
                 stop_words=setting("ADAPTIVE_SEARCH_STOP_WORDS"),
                 min_length=int(setting("ADAPTIVE_SEARCH_MIN_LENGTH")),
-                stemmer=setting("ADAPTIVE_SEARCH_STEMMER") or None)
+                stemmer=setting("ADAPTIVE_SEARCH_STEMMER") or None,
+            )
         except SearchError as error:
             raise NotConfigured(f"search index pipeline: {error}") from None
-        return cls(directory,
-                   id_field=setting("ADAPTIVE_SEARCH_ID_FIELD"),
-                   fields=_field_list(settings.get("ADAPTIVE_SEARCH_FIELDS")),
-                   field_weights=settings.get("ADAPTIVE_SEARCH_FIELD_WEIGHTS"),
-                   analyzer=analyzer,
-                   k=float(setting("ADAPTIVE_SEARCH_K")),
-                   b=float(setting("ADAPTIVE_SEARCH_B")),
-                   commit_every=int(setting("ADAPTIVE_SEARCH_COMMIT_EVERY")),
-                   stats=crawler.stats)
+        return cls(
+            directory,
+            id_field=setting("ADAPTIVE_SEARCH_ID_FIELD"),
+            fields=_field_list(settings.get("ADAPTIVE_SEARCH_FIELDS")),
+            field_weights=settings.get("ADAPTIVE_SEARCH_FIELD_WEIGHTS"),
+            analyzer=analyzer,
+            k=float(setting("ADAPTIVE_SEARCH_K")),
+            b=float(setting("ADAPTIVE_SEARCH_B")),
+            commit_every=int(setting("ADAPTIVE_SEARCH_COMMIT_EVERY")),
+            stats=crawler.stats,
+        )
 
     def open_spider(self, spider=None) -> None:
         try:
@@ -99,9 +111,15 @@ class SearchIndexPipeline:
             fields = self.fields or text_fields_of(adapter, self.id_field)
             if not fields:
                 raise SearchError("item has no text fields to index")
-            self.index = SearchIndex.create(self.directory, fields=fields, id_field=self.id_field,
-                                            field_weights=self.field_weights,
-                                            analyzer=self.analyzer, k=self.k, b=self.b)
+            self.index = SearchIndex.create(
+                self.directory,
+                fields=fields,
+                id_field=self.id_field,
+                field_weights=self.field_weights,
+                analyzer=self.analyzer,
+                k=self.k,
+                b=self.b,
+            )
             logger.info("search index created at %s for fields %s", self.directory, fields)
         return self.index
 

@@ -118,12 +118,15 @@ class Postings:
             return False
         old_tids = np.repeat(np.arange(len(self.starts) - 1, dtype=np.int64), np.diff(self.starts))
         first = self._built_postings
-        new = (np.frombuffer(self._pend_tids, dtype=np.int32)[first:].astype(np.int64),
-               np.frombuffer(self._pend_docs, dtype=np.int32)[first:],
-               np.frombuffer(self._pend_tfs, dtype=np.float32)[first:])
+        new = (
+            np.frombuffer(self._pend_tids, dtype=np.int32)[first:].astype(np.int64),
+            np.frombuffer(self._pend_docs, dtype=np.int32)[first:],
+            np.frombuffer(self._pend_tfs, dtype=np.float32)[first:],
+        )
         built_pending_docs = len(self.lengths) - self.first_pending_doc
         self.lengths = np.concatenate(
-            [self.lengths, np.frombuffer(self._pend_lengths, dtype=np.float32)[built_pending_docs:]])
+            [self.lengths, np.frombuffer(self._pend_lengths, dtype=np.float32)[built_pending_docs:]]
+        )
         self._merge([(old_tids, self.docs, self.tfs), new], live)
         self._built_postings = len(self._pend_tids)
         self.dirty = False
@@ -168,18 +171,29 @@ class Postings:
         tids = np.frombuffer(self._pend_tids, dtype=np.int32).astype(np.int64)
         used, local = np.unique(tids, return_inverse=True)
         terms = list(self.term_ids)
-        starts, docs, tfs = csr(local, np.frombuffer(self._pend_docs, dtype=np.int32),
-                                np.frombuffer(self._pend_tfs, dtype=np.float32), len(used))
+        starts, docs, tfs = csr(
+            local,
+            np.frombuffer(self._pend_docs, dtype=np.int32),
+            np.frombuffer(self._pend_tfs, dtype=np.float32),
+            len(used),
+        )
         words, counts = _counts(self._pend_words)
-        return Segment(self.first_pending_doc, len(self._pend_lengths), [terms[t] for t in used],
-                       starts, docs, tfs, np.frombuffer(self._pend_lengths, dtype=np.float32),
-                       words, counts)
+        return Segment(
+            self.first_pending_doc,
+            len(self._pend_lengths),
+            [terms[t] for t in used],
+            starts,
+            docs,
+            tfs,
+            np.frombuffer(self._pend_lengths, dtype=np.float32),
+            words,
+            counts,
+        )
 
     def segment(self, n_docs: int) -> Segment:
         """All built postings of the *n_docs* documents as one segment (to replace every segment)."""
         words, counts = _counts(self.words)
-        return Segment(0, n_docs, list(self.term_ids), self.starts, self.docs,
-                       self.tfs, self.lengths, words, counts)
+        return Segment(0, n_docs, list(self.term_ids), self.starts, self.docs, self.tfs, self.lengths, words, counts)
 
     # -- reading ---------------------------------------------------------------
 
@@ -214,8 +228,9 @@ class Postings:
         docs = np.concatenate([post_docs[start:end] for start, end, _ in spans])
         values = np.concatenate([impacts[start:end] for start, end, _ in spans])
         if any(weight != 1.0 for _, _, weight in spans):
-            values = values * np.repeat(np.array([w for _, _, w in spans], dtype=np.float32),
-                                        [end - start for start, end, _ in spans])
+            values = values * np.repeat(
+                np.array([w for _, _, w in spans], dtype=np.float32), [end - start for start, end, _ in spans]
+            )
         return np.bincount(docs, weights=values, minlength=n_docs)
 
     def forward(self, n_docs: int) -> PostingArrays:

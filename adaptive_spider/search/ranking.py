@@ -41,8 +41,9 @@ class BM25:
         if not (isinstance(self.b, (int, float)) and 0 <= self.b <= 1):
             raise SearchError(f"BM25 b must be a number between 0 and 1, got {self.b!r}")
 
-    def fit(self, starts: np.ndarray, post_docs: np.ndarray, post_tf: np.ndarray,
-            doc_lengths: np.ndarray, n_docs: int) -> BM25:
+    def fit(
+        self, starts: np.ndarray, post_docs: np.ndarray, post_tf: np.ndarray, doc_lengths: np.ndarray, n_docs: int
+    ) -> BM25:
         """Compute ``idf_`` per term and ``impacts_`` per posting.
 
         *doc_lengths* holds the length of every document slot (deleted ones

@@ -12,8 +12,7 @@ from pathlib import Path
 
 from .errors import SearchError
 
-FORMATS = {".jsonl": "jsonl", ".jl": "jsonl", ".ndjson": "jsonl", ".json": "json",
-           ".csv": "csv", ".tsv": "tsv"}
+FORMATS = {".jsonl": "jsonl", ".jl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv"}
 
 
 def guess_format(path: str | Path) -> str:
@@ -24,12 +23,12 @@ def guess_format(path: str | Path) -> str:
     return FORMATS[suffix]
 
 
-def read_documents(path: str | Path, format: str | None = None) -> Iterator[dict]:  # noqa: A002
+def read_documents(path: str | Path, format: str | None = None) -> Iterator[dict]:
     """Yield one dict per record of *path*."""
     path = Path(path)
     if not path.is_file():
         raise SearchError(f"input file not found: {path}")
-    format = format or guess_format(path)  # noqa: A001
+    format = format or guess_format(path)
     if format == "jsonl":
         yield from _json_lines(path)
     elif format == "json":

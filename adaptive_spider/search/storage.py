@@ -82,8 +82,7 @@ class IndexStore:
         self.path = index_file(directory)
         if not self.path.is_file():
             if not create:
-                raise SearchError(
-                    f"no index at {directory} (missing {FILE_NAME}; build one with `scrapy index`)")
+                raise SearchError(f"no index at {directory} (missing {FILE_NAME}; build one with `scrapy index`)")
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(self.path, check_same_thread=False)
@@ -109,13 +108,22 @@ class IndexStore:
 
     def read_segments(self) -> list[Segment]:
         rows = self.db.execute(
-            "SELECT first_doc, n_docs, terms, starts, docs, tfs, lengths, words, word_counts"
-            " FROM segments ORDER BY seg").fetchall()
-        return [Segment(first, n, _split(terms), np.frombuffer(starts, "<i8"),
-                        np.frombuffer(docs, "<i4"), np.frombuffer(tfs, "<f4"),
-                        np.frombuffer(lengths, "<f4"), _split(words),
-                        np.frombuffer(counts, "<i4"))
-                for first, n, terms, starts, docs, tfs, lengths, words, counts in rows]
+            "SELECT first_doc, n_docs, terms, starts, docs, tfs, lengths, words, word_counts FROM segments ORDER BY seg"
+        ).fetchall()
+        return [
+            Segment(
+                first,
+                n,
+                _split(terms),
+                np.frombuffer(starts, "<i8"),
+                np.frombuffer(docs, "<i4"),
+                np.frombuffer(tfs, "<f4"),
+                np.frombuffer(lengths, "<f4"),
+                _split(words),
+                np.frombuffer(counts, "<i4"),
+            )
+            for first, n, terms, starts, docs, tfs, lengths, words, counts in rows
+        ]
 
     def write_segment(self, segment: Segment, replace_all: bool = False) -> None:
         if replace_all:
@@ -123,28 +131,33 @@ class IndexStore:
         self.db.execute(
             "INSERT INTO segments (first_doc, n_docs, terms, starts, docs, tfs, lengths,"
             " words, word_counts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (segment.first_doc, segment.n_docs, _join(segment.terms),
-             segment.starts.astype("<i8").tobytes(), segment.docs.astype("<i4").tobytes(),
-             segment.tfs.astype("<f4").tobytes(), segment.lengths.astype("<f4").tobytes(),
-             _join(segment.words), segment.word_counts.astype("<i4").tobytes()))
+            (
+                segment.first_doc,
+                segment.n_docs,
+                _join(segment.terms),
+                segment.starts.astype("<i8").tobytes(),
+                segment.docs.astype("<i4").tobytes(),
+                segment.tfs.astype("<f4").tobytes(),
+                segment.lengths.astype("<f4").tobytes(),
+                _join(segment.words),
+                segment.word_counts.astype("<i4").tobytes(),
+            ),
+        )
 
     def count_segments(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM segments").fetchone()[0]
 
     def write_documents(self, rows) -> None:
-        self.db.executemany(
-            "INSERT INTO documents (doc_idx, doc_id, stored) VALUES (?, ?, ?)", rows)
+        self.db.executemany("INSERT INTO documents (doc_idx, doc_id, stored) VALUES (?, ?, ?)", rows)
 
     def mark_deleted(self, doc_idxs) -> None:
-        self.db.executemany("UPDATE documents SET deleted = 1 WHERE doc_idx = ?",
-                            [(int(i),) for i in doc_idxs])
+        self.db.executemany("UPDATE documents SET deleted = 1 WHERE doc_idx = ?", [(int(i),) for i in doc_idxs])
 
     def write_numbers(self, rows) -> None:
         self.db.executemany("INSERT OR REPLACE INTO numbers VALUES (?, ?, ?)", rows)
 
     def read_numbers(self, field: str) -> tuple[np.ndarray, np.ndarray]:
-        rows = self.db.execute(
-            "SELECT doc_idx, value FROM numbers WHERE field = ?", (field,)).fetchall()
+        rows = self.db.execute("SELECT doc_idx, value FROM numbers WHERE field = ?", (field,)).fetchall()
         if not rows:
             return np.empty(0, dtype=np.int64), np.empty(0)
         idx, values = zip(*rows)
@@ -153,8 +166,9 @@ class IndexStore:
     def read_stored(self, doc_idxs: list[int]) -> dict[int, dict]:
         marks = ",".join("?" * len(doc_idxs))
         rows = self.db.execute(
-            f"SELECT doc_idx, stored FROM documents WHERE doc_idx IN ({marks})",  # noqa: S608
-            doc_idxs).fetchall()
+            f"SELECT doc_idx, stored FROM documents WHERE doc_idx IN ({marks})",
+            doc_idxs,
+        ).fetchall()
         if not rows:
             return {}
         # One JSON decode for all rows: the per-call overhead dominates small rows.

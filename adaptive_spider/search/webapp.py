@@ -30,8 +30,8 @@ MAX_TOP = 100
 CELL_CHARS = 300
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
-                               "connect-src 'self'; img-src 'self'; form-action 'self'; "
-                               "base-uri 'none'; frame-ancestors 'none'",
+    "connect-src 'self'; img-src 'self'; form-action 'self'; "
+    "base-uri 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
@@ -77,8 +77,10 @@ class SearchApp:
     def __init__(self, indexes: dict, synonyms: SynonymDictionary | None = None, top: int = 10):
         if not indexes:
             raise SearchError("no index to serve")
-        self.indexes = {name: index if isinstance(index, SearchIndex) else SearchIndex.open(index)
-                        for name, index in indexes.items()}
+        self.indexes = {
+            name: index if isinstance(index, SearchIndex) else SearchIndex.open(index)
+            for name, index in indexes.items()
+        }
         for index in self.indexes.values():
             index.prepare()
         self.synonyms = synonyms
@@ -123,17 +125,25 @@ class SearchApp:
         feedback = _number(params, "feedback", None, 0, 100)
         with self._lock:
             results = index.search(
-                params.get("q", ""), top=top, k=_number(params, "k", None, 0, 100),
-                b=_number(params, "b", None, 0, 1), word_weights=params.get("weights") or None,
+                params.get("q", ""),
+                top=top,
+                k=_number(params, "k", None, 0, 100),
+                b=_number(params, "b", None, 0, 1),
+                word_weights=params.get("weights") or None,
                 formula=params.get("formula") or None,
-                feedback=None if feedback is None else int(feedback))
+                feedback=None if feedback is None else int(feedback),
+            )
         return name, index, results
 
     def search_json(self, params) -> dict:
         name, _, results = self._search(params)
-        return {"index": name, "query": results.query, "total": results.total,
-                "corrections": results.corrections,
-                "hits": [{"id": h.id, "score": h.score, "fields": h.fields} for h in results.hits]}
+        return {
+            "index": name,
+            "query": results.query,
+            "total": results.total,
+            "corrections": results.corrections,
+            "hits": [{"id": h.id, "score": h.score, "fields": h.fields} for h in results.hits],
+        }
 
     def suggest_json(self, params) -> dict:
         _, index = self._index(params)
@@ -158,24 +168,27 @@ class SearchApp:
 
     def results_html(self, index: SearchIndex, results) -> str:
         notes = "".join(
-            f'<p class="correction">Searched for <b>{escape(new)}</b> instead of '
-            f'<s>{escape(old)}</s>.</p>' for old, new in results.corrections.items())
+            f'<p class="correction">Searched for <b>{escape(new)}</b> instead of <s>{escape(old)}</s>.</p>'
+            for old, new in results.corrections.items()
+        )
         columns = self.columns(index)
         head = "".join(f"<th>{escape(column)}</th>" for column in columns) + "<th>score</th>"
         rows = []
         for hit in results.hits:
-            cells = "".join(f"<td>{escape(_cell(hit.fields.get(column, '')))}</td>"
-                            for column in columns)
+            cells = "".join(f"<td>{escape(_cell(hit.fields.get(column, '')))}</td>" for column in columns)
             rows.append(f"<tr>{cells}<td>{hit.score:.3f}</td></tr>")
-        return (f'{notes}<p id="total">{results.total} matching documents</p>'
-                f'<table id="results"><thead><tr>{head}</tr></thead>'
-                f'<tbody>{"".join(rows)}</tbody></table>')
+        return (
+            f'{notes}<p id="total">{results.total} matching documents</p>'
+            f'<table id="results"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
 
     def layout(self, params, current: str, error: str, body: str) -> str:
         options = "".join(
             f'<option value="{escape(name)}"{" selected" if name == current else ""}>'
-            f'{escape(name)} ({len(index)} documents)</option>'
-            for name, index in self.indexes.items())
+            f"{escape(name)} ({len(index)} documents)</option>"
+            for name, index in self.indexes.items()
+        )
 
         def value(key):
             return escape(params.get(key, ""), quote=True)
@@ -189,16 +202,16 @@ class SearchApp:
 <body>
 <form id="search" method="get" action="/" autocomplete="off">
   <select name="index" id="index" aria-label="index">{options}</select>
-  <span class="box"><input type="search" name="q" id="q" value="{value('q')}"
+  <span class="box"><input type="search" name="q" id="q" value="{value("q")}"
     placeholder="Search what was crawled" aria-label="query" autofocus>
   <ul id="suggestions" role="listbox" hidden></ul></span>
   <button type="submit">Search</button>
   <details><summary>Ranking</summary>
-    <label>k <input name="k" size="4" value="{value('k')}"></label>
-    <label>b <input name="b" size="4" value="{value('b')}"></label>
-    <label>word weights <input name="weights" placeholder="freiburg=5" value="{value('weights')}"></label>
-    <label>formula <input name="formula" placeholder="log(votes + 1)" value="{value('formula')}"></label>
-    <label>feedback docs <input name="feedback" size="3" placeholder="5" value="{value('feedback')}"></label>
+    <label>k <input name="k" size="4" value="{value("k")}"></label>
+    <label>b <input name="b" size="4" value="{value("b")}"></label>
+    <label>word weights <input name="weights" placeholder="freiburg=5" value="{value("weights")}"></label>
+    <label>formula <input name="formula" placeholder="log(votes + 1)" value="{value("formula")}"></label>
+    <label>feedback docs <input name="feedback" size="3" placeholder="5" value="{value("feedback")}"></label>
   </details>
 </form>
 {error_html}{body}
@@ -208,7 +221,7 @@ class SearchApp:
 
 def _cell(value) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= CELL_CHARS else text[:CELL_CHARS - 1] + "…"
+    return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
 
 
 def make_server(app: SearchApp, host: str = "127.0.0.1", port: int = 8080) -> ThreadingHTTPServer:
@@ -217,7 +230,7 @@ def make_server(app: SearchApp, host: str = "127.0.0.1", port: int = 8080) -> Th
     class Handler(BaseHTTPRequestHandler):
         server_version = "adaptive-spider-search"
 
-        def do_GET(self):  # noqa: N802 (http.server's naming)
+        def do_GET(self):
             status, kind, body = app.respond(self.path)
             self.send_response(status)
             self.send_header("Content-Type", kind)
@@ -227,7 +240,7 @@ def make_server(app: SearchApp, host: str = "127.0.0.1", port: int = 8080) -> Th
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format, *args):  # noqa: A002
+        def log_message(self, format, *args):
             pass
 
     server = ThreadingHTTPServer((host, port), Handler)

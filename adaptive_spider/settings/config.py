@@ -90,6 +90,7 @@ class AdaptiveConfig:
     """
 
     if TYPE_CHECKING:  # the fields are made at import time, so type checkers see them as Any
+
         def __init__(self, **values: Any) -> None: ...
 
         def __getattr__(self, name: str) -> Any: ...
@@ -121,9 +122,9 @@ dataclass(frozen=True)(AdaptiveConfig)  # turns the class itself into the datacl
 def unknown_settings(names: Iterable[str]) -> list[tuple[str, str | None]]:
     """Each ``ADAPTIVE_*`` name that no setting has, with the closest real name (or None)."""
     # Compared without the prefix every name shares, which would make any two names look alike.
-    known = {name[len(PREFIX):]: name for name in BY_NAME}
+    known = {name[len(PREFIX) :]: name for name in BY_NAME}
     return [
-        (name, next((known[m] for m in difflib.get_close_matches(name[len(PREFIX):], known, n=1)), None))
+        (name, next((known[m] for m in difflib.get_close_matches(name[len(PREFIX) :], known, n=1)), None))
         for name in sorted(names)
         if isinstance(name, str) and name.startswith(PREFIX) and name not in BY_NAME
     ]

@@ -51,8 +51,12 @@ def markdown() -> str:
         parts.append("| setting | default | accepts | what it does |\n|---|---|---|---|")
         for setting in SETTINGS:
             if setting.section == section.title:
-                cells = (f"`{setting.name}`", f"`{python_literal(setting.default)}`",
-                         setting.parse.describe(), setting.doc)
+                cells = (
+                    f"`{setting.name}`",
+                    f"`{python_literal(setting.default)}`",
+                    setting.parse.describe(),
+                    setting.doc,
+                )
                 parts.append("| " + " | ".join(cell.replace("|", "/") for cell in cells) + " |")
     return "\n".join(parts) + "\n"
 

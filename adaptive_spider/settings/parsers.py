@@ -120,7 +120,7 @@ def _number(kind: type, low: float | None, high: float | None, low_open: bool) -
 
 
 def _range(kind: str, low: float | None, high: float | None, low_open: bool) -> str:
-    bounds = ([f"> {low}" if low_open else f">= {low}"] if low is not None else [])
+    bounds = [f"> {low}" if low_open else f">= {low}"] if low is not None else []
     bounds += [f"<= {high}"] if high is not None else []
     return f"{kind} {', '.join(bounds)}".strip()
 
@@ -293,4 +293,3 @@ FILE_PATH = Parser(_file_path, "a file path in an existing directory, or empty")
 SUFFICIENCY_REPORT = Parser(
     lambda raw, name: "" if raw in (None, False) else str(raw).strip(), "empty, auto, or a file path"
 )
-

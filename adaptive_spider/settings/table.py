@@ -57,7 +57,7 @@ class Setting:
     @property
     def attribute(self) -> str:
         """Its attribute of AdaptiveConfig: ``ADAPTIVE_QNET_GAMMA`` -> ``qnet_gamma``."""
-        return self.name[len(PREFIX):].lower()
+        return self.name[len(PREFIX) :].lower()
 
 
 @dataclass(frozen=True)
@@ -85,234 +85,625 @@ def _estimator(name: str) -> Callable[[], tuple[str, ...]]:
 
 
 SECTIONS: tuple[Section, ...] = (
-    Section("the query", "", (
-        ("ADAPTIVE_QUERY", "", TEXT,
-         "Text of what the crawl is about. The ``focused`` spider sets it from ``-a query=``."),
-        ("ADAPTIVE_KEYWORDS", [], TERMS,
-         "Extra terms (a list, or a comma-separated string); each weighs more than a query word."),
-    )),
-    Section("frontier strategy", "", (
-        ("ADAPTIVE_STRATEGY", "tres", choice(STRATEGIES), "One of: tres, linkgroups, bestfirst, bfs, dfs, random."),
-        ("ADAPTIVE_SEED", 0, integer(0),
-         "Seed of every random choice (sampling, exploration, network initialisation)."),
-        ("ADAPTIVE_PAGES_PER_ROUND", 8, integer(1, 10000),
-         "Requests chosen per selection round and put into the ready queue."),
-        ("ADAPTIVE_COLD_START_PAGES", 32, integer(0),
-         ("Cold start: during the first this many releases, a link with no sign of relevance (link prior below "
-          "ADAPTIVE_HOLD_BELOW) waits while ADAPTIVE_HOLD_IN_FLIGHT requests are in flight, since their pages may "
-          "reveal better links (0: no cold start).")),
-        ("ADAPTIVE_HOLD_BELOW", 0.05, real(0.0, 1.0),
-         "Link prior below which a link counts as having no sign of relevance (0: never hold)."),
-        ("ADAPTIVE_HOLD_IN_FLIGHT", 2, integer(1),
-         "Requests in flight from which blind links wait during the cold start."),
-        ("ADAPTIVE_PRIOR_WEIGHTS", _PRIOR_WEIGHTS,
-         parts_weights(PRIOR_PARTS, _PRIOR_WEIGHTS, "part", "at least one weight must be above 0"),
-         ("Weights of the learning-free link prior (bestfirst's order; TRES' baseline): anchor/URL similarity, "
-          "context (headings, list label) similarity, parent page relevance.")),
-    )),
-    Section("TRES: regression tree over the features", "", (
-        ("ADAPTIVE_TREE_MAX_LEAVES", 16, integer(2, 4096),
-         "Upper bound of leaves of the tree that partitions the frontier."),
-        ("ADAPTIVE_TREE_MIN_SAMPLES_LEAF", 8, integer(1), "Fewest experience samples in a leaf."),
-        ("ADAPTIVE_TREE_MIN_EXPERIENCE", 32, integer(2),
-         "Experience needed before the first fit (before it, the frontier is one leaf)."),
-        ("ADAPTIVE_TREE_REFIT_GROWTH", 0.25, real(0.0, low_open=True),
-         "Refit when the experience has grown by this fraction since the last fit."),
-        ("ADAPTIVE_TREE_LEAF_SAMPLING", "best", choice(LEAF_SAMPLING),
-         'How a leaf offers its candidate: "best" (highest link prior) or "uniform" (TRES\' sampling).'),
-    )),
-    Section("TRES: Q-network (double DQN)", "", (
-        ("ADAPTIVE_QNET_HIDDEN", [30, 15], HIDDEN_LAYERS,
-         "Hidden layer sizes of the Q-network (TRES and forager: 11 -> 30 -> 15 -> 1)."),
-        ("ADAPTIVE_QNET_LEARNING_RATE", 0.003, real(0.0, 1.0, low_open=True), "Adam step size of the Q-network."),
-        ("ADAPTIVE_QNET_GAMMA", 0.1, real(0.0, 0.999), "Discount of the value of the links a page leads to."),
-        ("ADAPTIVE_QNET_BATCH_SIZE", 32, integer(1, 100000), "Transitions per gradient step."),
-        ("ADAPTIVE_QNET_REPLAY_SIZE", 20000, integer(1),
-         "Transitions kept in the replay memory (the oldest are overwritten)."),
-        ("ADAPTIVE_QNET_TARGET_UPDATE", 50, integer(1),
-         "Gradient steps between copies of the online network into the target network."),
-        ("ADAPTIVE_QNET_UPDATES_PER_PAGE", 2, integer(0, 1000), "Gradient steps per fetched page."),
-        ("ADAPTIVE_QNET_NEXT_ACTIONS", 16, integer(0, 1000), "Outlinks of a page kept as its next-state actions."),
-        ("ADAPTIVE_WARMUP_PAGES", 8, integer(0),
-         "Pages released at random (among leaf candidates) before the network decides."),
-        ("ADAPTIVE_EPSILON_START", 0.1, real(0.0, 1.0),
-         "Exploration: the share of picks made at random among the candidates, at the start ..."),
-        ("ADAPTIVE_EPSILON_END", 0.01, real(0.0, 1.0),
-         "The exploration rate epsilon decays toward this (at most ADAPTIVE_EPSILON_START) ..."),
-        ("ADAPTIVE_EPSILON_HALF_LIFE", 50, real(0.0, low_open=True),
-         "... halving its distance to it every this many pages."),
-    )),
-    Section("linkgroups: tabular Q-learning over link groups", "", (
-        ("ADAPTIVE_LINKGROUPS_MAX_GROUPS", 64, integer(1),
-         "Most link groups; later groups merge into one overflow group per side (same/cross domain)."),
-        ("ADAPTIVE_LINKGROUPS_LEARNING_RATE", 0.2, real(0.0, 1.0, low_open=True),
-         "Step size alpha of the groups' tabular Q-learning."),
-    )),
-    Section("domain profiles and filters", "", (
-        ("ADAPTIVE_SLOW_DOMAIN_MS", 3000, real(0.0, low_open=True),
-         "Domains whose median latency exceeds this (ms) are released after the others."),
-        ("ADAPTIVE_UNRELIABLE_THRESHOLD", 0.5, real(0.0, 1.0),
-         "Domains whose failure rate exceeds this are skipped ..."),
-        ("ADAPTIVE_UNRELIABLE_MIN_ATTEMPTS", 5, integer(1), "... once they had at least this many attempts."),
-        ("ADAPTIVE_DOMAIN_MAX_PAGES", 0, integer(0), "Most pages fetched per domain (0: no cap)."),
-        ("ADAPTIVE_DOMAIN_WEIGHTS", {}, WEIGHTS,
-         "A mapping of domain -> weight (a feature of every URL of that domain; default 1)."),
-    )),
-    Section("relevance", "", (
-        ("ADAPTIVE_RELEVANCE_FIELD_WEIGHTS", _FIELD_WEIGHTS,
-         parts_weights(PAGE_FIELDS, _FIELD_WEIGHTS, "field", "at least one field needs a weight above 0"),
-         "Weights of the page fields' query coverages in the page score."),
-        ("ADAPTIVE_RELEVANCE_K1", 1.2, real(0.0, low_open=True), "BM25 term-frequency saturation of the page score."),
-        ("ADAPTIVE_RELEVANCE_B", 0.75, real(0.0, 1.0),
-         "BM25 length normalisation of the page score (0: none, 1: full)."),
-        ("ADAPTIVE_RELEVANCE_LINK_DISCOUNT", 0.5, real(0.0, 10.0),
-         "Link-heavy pages score (1 - link density) ** this (0: no discount)."),
-        ("ADAPTIVE_RELEVANCE_HALF", 0.1, real(0.0, 1.0, low_open=True),
-         "Mixed field coverage that maps to a relevance of about 0.5."),
-        ("ADAPTIVE_KEYWORD_WEIGHT", 2.0, real(0.0), "Weight of a keyword term relative to a query word."),
-        ("ADAPTIVE_RELEVANT_THRESHOLD", 0.5, real(0.0, 1.0),
-         "A page with at least this relevance counts as relevant (stats, harvest rate)."),
-    )),
-    Section("explanations", "", (
-        ("ADAPTIVE_LOG_DECISIONS", True, BOOLEAN,
-         "Log every released request with its leaf, Q-value and features at DEBUG."),
-    )),
     Section(
-        "distributed crawl: several workers, one frontier in Redis",
-        ("`adaptive_spider.distributed`; the Redis connection comes from scrapy-redis' `REDIS_URL`, `REDIS_HOST`, "
-         "`REDIS_PORT`, `REDIS_PARAMS`; `SCHEDULER_PERSIST` keeps the crawl's keys."),
+        "the query",
+        "",
         (
-            ("ADAPTIVE_DISTRIBUTED_KEY", "adaptive:%(spider)s", DISTRIBUTED_KEY,
-             "Prefix of the crawl's Redis keys, the same on every worker of one crawl."),
-            ("ADAPTIVE_DISTRIBUTED_BATCH", 8, integer(1, 10000),
-             "Requests a worker takes from the shared frontier at a time; its strategy orders them."),
-            ("ADAPTIVE_DISTRIBUTED_SYNC_INTERVAL", 1.0, real(0.0, low_open=True),
-             "Seconds between synchronisations of domain profiles, term statistics and the model."),
-            ("ADAPTIVE_DISTRIBUTED_POLL_INTERVAL", 0.2, real(0.0, 60.0, low_open=True),
-             "Seconds between a waiting worker's looks for work and for the crawl's stop."),
-            ("ADAPTIVE_DISTRIBUTED_MAX_PAGES", 0, integer(0),
-             "Pages fetched by all workers together after which the crawl stops (0: no crawl-wide budget)."),
-            ("ADAPTIVE_DISTRIBUTED_WORKER_TIMEOUT", 30, real(0.0, low_open=True),
-             "A worker silent for this many seconds counts as gone: the others stop waiting for it."),
+            (
+                "ADAPTIVE_QUERY",
+                "",
+                TEXT,
+                "Text of what the crawl is about. The ``focused`` spider sets it from ``-a query=``.",
+            ),
+            (
+                "ADAPTIVE_KEYWORDS",
+                [],
+                TERMS,
+                "Extra terms (a list, or a comma-separated string); each weighs more than a query word.",
+            ),
         ),
     ),
-    Section("robustness: URL canonicalisation, trap guards, duplicates, resume, report", "", (
-        ("ADAPTIVE_CANONICALIZE", True, BOOLEAN,
-         ("Rewrite every request the spider yields to its canonical URL (no fragment, no session-id or tracking "
-          "parameters) before it reaches the scheduler.")),
-        ("ADAPTIVE_SESSION_PARAMS",
-         ["jsessionid", "phpsessid", "aspsessionid*", "sid", "sessionid", "session_id", "sess", "cfid", "cftoken",
-          "zenid", "oscsid"],
-         PARAM_NAMES,
-         ("Query and path (``;name=value``) parameters that carry a session id; ``*`` matches any characters. "
-          "Case-insensitive.")),
-        ("ADAPTIVE_TRACKING_PARAMS",
-         ["utm_*", "gclid", "gclsrc", "dclid", "fbclid", "msclkid", "yclid", "twclid", "igshid", "mc_cid", "mc_eid",
-          "_ga", "_gl", "_hsenc", "_hsmi", "mkt_tok", "ref_src", "trk"],
-         PARAM_NAMES, "Query parameters that only track where a visitor came from."),
-        ("ADAPTIVE_TRAP_MAX_PATH_DEPTH", 12, integer(0),
-         "Drop links whose path has more segments than this (0: no limit)."),
-        ("ADAPTIVE_TRAP_MAX_SEGMENT_REPEATS", 2, integer(0),
-         ("Drop links whose path repeats a segment (or a run of them) back to back more often than this "
-          "(0: no limit).")),
-        ("ADAPTIVE_TRAP_CALENDAR_MAX_PAGES", 20, integer(0),
-         ("Most distinct URLs of one calendar-like family (dates at the end of the path or in the query; "
-          "0: no limit).")),
-        ("ADAPTIVE_TRAP_QUERY_MAX_VARIANTS", 100, integer(0),
-         "Most distinct URLs that differ only in their query values under one path (0: no limit)."),
-        ("ADAPTIVE_URL_PATTERN_LIMITS", {}, PATTERN_LIMITS,
-         "A mapping of URL regex -> most distinct URLs matching it (0: none at all)."),
-        ("ADAPTIVE_DROP_DUPLICATES", False, BOOLEAN,
-         "Drop items whose content SHA-1 was seen before (they are always counted)."),
-        ("ADAPTIVE_JOURNAL", True, BOOLEAN,
-         "With JOBDIR: journal queue events as the crawl goes, so a killed crawl resumes."),
-        ("ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS", 60, real(0.0),
-         "With JOBDIR: seconds between snapshots that compact the journal (0: only at close)."),
-        ("ADAPTIVE_ROBOTSTXT_CRAWL_DELAY_MAX", 30, real(0.0, 3600.0),
-         "Honour robots.txt Crawl-delay up to this many seconds per site (0: ignore it)."),
-        ("ADAPTIVE_REPORT", True, BOOLEAN, "Log a crawl report when the spider closes."),
-        ("ADAPTIVE_REPORT_FILE", "", FILE_PATH, 'Also write the report as JSON to this file ("": no file).'),
-    )),
+    Section(
+        "frontier strategy",
+        "",
+        (
+            ("ADAPTIVE_STRATEGY", "tres", choice(STRATEGIES), "One of: tres, linkgroups, bestfirst, bfs, dfs, random."),
+            (
+                "ADAPTIVE_SEED",
+                0,
+                integer(0),
+                "Seed of every random choice (sampling, exploration, network initialisation).",
+            ),
+            (
+                "ADAPTIVE_PAGES_PER_ROUND",
+                8,
+                integer(1, 10000),
+                "Requests chosen per selection round and put into the ready queue.",
+            ),
+            (
+                "ADAPTIVE_COLD_START_PAGES",
+                32,
+                integer(0),
+                (
+                    "Cold start: during the first this many releases, a link with no sign of relevance (link prior "
+                    "below "
+                    "ADAPTIVE_HOLD_BELOW) waits while ADAPTIVE_HOLD_IN_FLIGHT requests are in flight, since their "
+                    "pages may "
+                    "reveal better links (0: no cold start)."
+                ),
+            ),
+            (
+                "ADAPTIVE_HOLD_BELOW",
+                0.05,
+                real(0.0, 1.0),
+                "Link prior below which a link counts as having no sign of relevance (0: never hold).",
+            ),
+            (
+                "ADAPTIVE_HOLD_IN_FLIGHT",
+                2,
+                integer(1),
+                "Requests in flight from which blind links wait during the cold start.",
+            ),
+            (
+                "ADAPTIVE_PRIOR_WEIGHTS",
+                _PRIOR_WEIGHTS,
+                parts_weights(PRIOR_PARTS, _PRIOR_WEIGHTS, "part", "at least one weight must be above 0"),
+                (
+                    "Weights of the learning-free link prior (bestfirst's order; TRES' baseline): anchor/URL "
+                    "similarity, "
+                    "context (headings, list label) similarity, parent page relevance."
+                ),
+            ),
+        ),
+    ),
+    Section(
+        "TRES: regression tree over the features",
+        "",
+        (
+            (
+                "ADAPTIVE_TREE_MAX_LEAVES",
+                16,
+                integer(2, 4096),
+                "Upper bound of leaves of the tree that partitions the frontier.",
+            ),
+            ("ADAPTIVE_TREE_MIN_SAMPLES_LEAF", 8, integer(1), "Fewest experience samples in a leaf."),
+            (
+                "ADAPTIVE_TREE_MIN_EXPERIENCE",
+                32,
+                integer(2),
+                "Experience needed before the first fit (before it, the frontier is one leaf).",
+            ),
+            (
+                "ADAPTIVE_TREE_REFIT_GROWTH",
+                0.25,
+                real(0.0, low_open=True),
+                "Refit when the experience has grown by this fraction since the last fit.",
+            ),
+            (
+                "ADAPTIVE_TREE_LEAF_SAMPLING",
+                "best",
+                choice(LEAF_SAMPLING),
+                'How a leaf offers its candidate: "best" (highest link prior) or "uniform" (TRES\' sampling).',
+            ),
+        ),
+    ),
+    Section(
+        "TRES: Q-network (double DQN)",
+        "",
+        (
+            (
+                "ADAPTIVE_QNET_HIDDEN",
+                [30, 15],
+                HIDDEN_LAYERS,
+                "Hidden layer sizes of the Q-network (TRES and forager: 11 -> 30 -> 15 -> 1).",
+            ),
+            ("ADAPTIVE_QNET_LEARNING_RATE", 0.003, real(0.0, 1.0, low_open=True), "Adam step size of the Q-network."),
+            ("ADAPTIVE_QNET_GAMMA", 0.1, real(0.0, 0.999), "Discount of the value of the links a page leads to."),
+            ("ADAPTIVE_QNET_BATCH_SIZE", 32, integer(1, 100000), "Transitions per gradient step."),
+            (
+                "ADAPTIVE_QNET_REPLAY_SIZE",
+                20000,
+                integer(1),
+                "Transitions kept in the replay memory (the oldest are overwritten).",
+            ),
+            (
+                "ADAPTIVE_QNET_TARGET_UPDATE",
+                50,
+                integer(1),
+                "Gradient steps between copies of the online network into the target network.",
+            ),
+            ("ADAPTIVE_QNET_UPDATES_PER_PAGE", 2, integer(0, 1000), "Gradient steps per fetched page."),
+            ("ADAPTIVE_QNET_NEXT_ACTIONS", 16, integer(0, 1000), "Outlinks of a page kept as its next-state actions."),
+            (
+                "ADAPTIVE_WARMUP_PAGES",
+                8,
+                integer(0),
+                "Pages released at random (among leaf candidates) before the network decides.",
+            ),
+            (
+                "ADAPTIVE_EPSILON_START",
+                0.1,
+                real(0.0, 1.0),
+                "Exploration: the share of picks made at random among the candidates, at the start ...",
+            ),
+            (
+                "ADAPTIVE_EPSILON_END",
+                0.01,
+                real(0.0, 1.0),
+                "The exploration rate epsilon decays toward this (at most ADAPTIVE_EPSILON_START) ...",
+            ),
+            (
+                "ADAPTIVE_EPSILON_HALF_LIFE",
+                50,
+                real(0.0, low_open=True),
+                "... halving its distance to it every this many pages.",
+            ),
+        ),
+    ),
+    Section(
+        "linkgroups: tabular Q-learning over link groups",
+        "",
+        (
+            (
+                "ADAPTIVE_LINKGROUPS_MAX_GROUPS",
+                64,
+                integer(1),
+                "Most link groups; later groups merge into one overflow group per side (same/cross domain).",
+            ),
+            (
+                "ADAPTIVE_LINKGROUPS_LEARNING_RATE",
+                0.2,
+                real(0.0, 1.0, low_open=True),
+                "Step size alpha of the groups' tabular Q-learning.",
+            ),
+        ),
+    ),
+    Section(
+        "domain profiles and filters",
+        "",
+        (
+            (
+                "ADAPTIVE_SLOW_DOMAIN_MS",
+                3000,
+                real(0.0, low_open=True),
+                "Domains whose median latency exceeds this (ms) are released after the others.",
+            ),
+            (
+                "ADAPTIVE_UNRELIABLE_THRESHOLD",
+                0.5,
+                real(0.0, 1.0),
+                "Domains whose failure rate exceeds this are skipped ...",
+            ),
+            ("ADAPTIVE_UNRELIABLE_MIN_ATTEMPTS", 5, integer(1), "... once they had at least this many attempts."),
+            ("ADAPTIVE_DOMAIN_MAX_PAGES", 0, integer(0), "Most pages fetched per domain (0: no cap)."),
+            (
+                "ADAPTIVE_DOMAIN_WEIGHTS",
+                {},
+                WEIGHTS,
+                "A mapping of domain -> weight (a feature of every URL of that domain; default 1).",
+            ),
+        ),
+    ),
+    Section(
+        "relevance",
+        "",
+        (
+            (
+                "ADAPTIVE_RELEVANCE_FIELD_WEIGHTS",
+                _FIELD_WEIGHTS,
+                parts_weights(PAGE_FIELDS, _FIELD_WEIGHTS, "field", "at least one field needs a weight above 0"),
+                "Weights of the page fields' query coverages in the page score.",
+            ),
+            (
+                "ADAPTIVE_RELEVANCE_K1",
+                1.2,
+                real(0.0, low_open=True),
+                "BM25 term-frequency saturation of the page score.",
+            ),
+            (
+                "ADAPTIVE_RELEVANCE_B",
+                0.75,
+                real(0.0, 1.0),
+                "BM25 length normalisation of the page score (0: none, 1: full).",
+            ),
+            (
+                "ADAPTIVE_RELEVANCE_LINK_DISCOUNT",
+                0.5,
+                real(0.0, 10.0),
+                "Link-heavy pages score (1 - link density) ** this (0: no discount).",
+            ),
+            (
+                "ADAPTIVE_RELEVANCE_HALF",
+                0.1,
+                real(0.0, 1.0, low_open=True),
+                "Mixed field coverage that maps to a relevance of about 0.5.",
+            ),
+            ("ADAPTIVE_KEYWORD_WEIGHT", 2.0, real(0.0), "Weight of a keyword term relative to a query word."),
+            (
+                "ADAPTIVE_RELEVANT_THRESHOLD",
+                0.5,
+                real(0.0, 1.0),
+                "A page with at least this relevance counts as relevant (stats, harvest rate).",
+            ),
+        ),
+    ),
+    Section(
+        "explanations",
+        "",
+        (
+            (
+                "ADAPTIVE_LOG_DECISIONS",
+                True,
+                BOOLEAN,
+                "Log every released request with its leaf, Q-value and features at DEBUG.",
+            ),
+        ),
+    ),
+    Section(
+        "distributed crawl: several workers, one frontier in Redis",
+        (
+            "`adaptive_spider.distributed`; the Redis connection comes from scrapy-redis' `REDIS_URL`, `REDIS_HOST`, "
+            "`REDIS_PORT`, `REDIS_PARAMS`; `SCHEDULER_PERSIST` keeps the crawl's keys."
+        ),
+        (
+            (
+                "ADAPTIVE_DISTRIBUTED_KEY",
+                "adaptive:%(spider)s",
+                DISTRIBUTED_KEY,
+                "Prefix of the crawl's Redis keys, the same on every worker of one crawl.",
+            ),
+            (
+                "ADAPTIVE_DISTRIBUTED_BATCH",
+                8,
+                integer(1, 10000),
+                "Requests a worker takes from the shared frontier at a time; its strategy orders them.",
+            ),
+            (
+                "ADAPTIVE_DISTRIBUTED_SYNC_INTERVAL",
+                1.0,
+                real(0.0, low_open=True),
+                "Seconds between synchronisations of domain profiles, term statistics and the model.",
+            ),
+            (
+                "ADAPTIVE_DISTRIBUTED_POLL_INTERVAL",
+                0.2,
+                real(0.0, 60.0, low_open=True),
+                "Seconds between a waiting worker's looks for work and for the crawl's stop.",
+            ),
+            (
+                "ADAPTIVE_DISTRIBUTED_MAX_PAGES",
+                0,
+                integer(0),
+                "Pages fetched by all workers together after which the crawl stops (0: no crawl-wide budget).",
+            ),
+            (
+                "ADAPTIVE_DISTRIBUTED_WORKER_TIMEOUT",
+                30,
+                real(0.0, low_open=True),
+                "A worker silent for this many seconds counts as gone: the others stop waiting for it.",
+            ),
+        ),
+    ),
+    Section(
+        "robustness: URL canonicalisation, trap guards, duplicates, resume, report",
+        "",
+        (
+            (
+                "ADAPTIVE_CANONICALIZE",
+                True,
+                BOOLEAN,
+                (
+                    "Rewrite every request the spider yields to its canonical URL (no fragment, no session-id or "
+                    "tracking "
+                    "parameters) before it reaches the scheduler."
+                ),
+            ),
+            (
+                "ADAPTIVE_SESSION_PARAMS",
+                [
+                    "jsessionid",
+                    "phpsessid",
+                    "aspsessionid*",
+                    "sid",
+                    "sessionid",
+                    "session_id",
+                    "sess",
+                    "cfid",
+                    "cftoken",
+                    "zenid",
+                    "oscsid",
+                ],
+                PARAM_NAMES,
+                (
+                    "Query and path (``;name=value``) parameters that carry a session id; ``*`` matches any "
+                    "characters. "
+                    "Case-insensitive."
+                ),
+            ),
+            (
+                "ADAPTIVE_TRACKING_PARAMS",
+                [
+                    "utm_*",
+                    "gclid",
+                    "gclsrc",
+                    "dclid",
+                    "fbclid",
+                    "msclkid",
+                    "yclid",
+                    "twclid",
+                    "igshid",
+                    "mc_cid",
+                    "mc_eid",
+                    "_ga",
+                    "_gl",
+                    "_hsenc",
+                    "_hsmi",
+                    "mkt_tok",
+                    "ref_src",
+                    "trk",
+                ],
+                PARAM_NAMES,
+                "Query parameters that only track where a visitor came from.",
+            ),
+            (
+                "ADAPTIVE_TRAP_MAX_PATH_DEPTH",
+                12,
+                integer(0),
+                "Drop links whose path has more segments than this (0: no limit).",
+            ),
+            (
+                "ADAPTIVE_TRAP_MAX_SEGMENT_REPEATS",
+                2,
+                integer(0),
+                (
+                    "Drop links whose path repeats a segment (or a run of them) back to back more often than this "
+                    "(0: no limit)."
+                ),
+            ),
+            (
+                "ADAPTIVE_TRAP_CALENDAR_MAX_PAGES",
+                20,
+                integer(0),
+                (
+                    "Most distinct URLs of one calendar-like family (dates at the end of the path or in the query; "
+                    "0: no limit)."
+                ),
+            ),
+            (
+                "ADAPTIVE_TRAP_QUERY_MAX_VARIANTS",
+                100,
+                integer(0),
+                "Most distinct URLs that differ only in their query values under one path (0: no limit).",
+            ),
+            (
+                "ADAPTIVE_URL_PATTERN_LIMITS",
+                {},
+                PATTERN_LIMITS,
+                "A mapping of URL regex -> most distinct URLs matching it (0: none at all).",
+            ),
+            (
+                "ADAPTIVE_DROP_DUPLICATES",
+                False,
+                BOOLEAN,
+                "Drop items whose content SHA-1 was seen before (they are always counted).",
+            ),
+            (
+                "ADAPTIVE_JOURNAL",
+                True,
+                BOOLEAN,
+                "With JOBDIR: journal queue events as the crawl goes, so a killed crawl resumes.",
+            ),
+            (
+                "ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS",
+                60,
+                real(0.0),
+                "With JOBDIR: seconds between snapshots that compact the journal (0: only at close).",
+            ),
+            (
+                "ADAPTIVE_ROBOTSTXT_CRAWL_DELAY_MAX",
+                30,
+                real(0.0, 3600.0),
+                "Honour robots.txt Crawl-delay up to this many seconds per site (0: ignore it).",
+            ),
+            ("ADAPTIVE_REPORT", True, BOOLEAN, "Log a crawl report when the spider closes."),
+            ("ADAPTIVE_REPORT_FILE", "", FILE_PATH, 'Also write the report as JSON to this file ("": no file).'),
+        ),
+    ),
     Section(
         "sufficiency: when the crawl knows enough",
         "`adaptive_spider.sufficiency.estimator`, `.linkvalues`, `adaptive_spider.crawl.pipelines`.",
         (
-            ("ADAPTIVE_SUFFICIENCY_STRATEGY", "statistical", choice(_estimator("STRATEGIES")),
-             'How the knowledge base is judged: "statistical" (query-term evidence; no model).'),
-            ("ADAPTIVE_SUFFICIENCY_EVIDENCE", 2.0, real(0.0, 1000.0, low_open=True),
-             "D: pages' worth of evidence at which a query term counts as covered."),
+            (
+                "ADAPTIVE_SUFFICIENCY_STRATEGY",
+                "statistical",
+                choice(_estimator("STRATEGIES")),
+                'How the knowledge base is judged: "statistical" (query-term evidence; no model).',
+            ),
+            (
+                "ADAPTIVE_SUFFICIENCY_EVIDENCE",
+                2.0,
+                real(0.0, 1000.0, low_open=True),
+                "D: pages' worth of evidence at which a query term counts as covered.",
+            ),
             ("ADAPTIVE_SUFFICIENCY_SUBSETS", 32, integer(2, 10000), "Bootstrap subsets of the consistency estimate."),
-            ("ADAPTIVE_SUFFICIENCY_WINDOW", 10, integer(1, 100000),
-             "Pages over which saturation smooths the new information per page."),
-            ("ADAPTIVE_SUFFICIENCY_ANSWER_RELEVANCE", 0.8, real(0.0, 1.0, low_open=True),
-             "rho: relevance of a page about the whole query (DomainCoverage reaches 1 there)."),
-            ("ADAPTIVE_SUFFICIENCY_COMBINE", "min", choice(_estimator("COMBINATIONS")),
-             "How IS combines coverage, consistency and 1 - redundancy: min, mean or geometric."),
-            ("ADAPTIVE_SUFFICIENCY_WEIGHTS", {}, SUFFICIENCY_WEIGHTS,
-             "Weights of the IS parts (coverage, consistency, redundancy, domain_coverage; 0 leaves one out)."),
-            ("ADAPTIVE_SUFFICIENCY_LOG_INTERVAL", 0, real(0.0),
-             "Seconds between progress lines (0: LOGSTATS_INTERVAL)."),
-            ("ADAPTIVE_SUFFICIENCY_REPORT", "", SUFFICIENCY_REPORT,
-             'Write a JSON report at close: "" (no), "auto" (next to the feed file), or a path.'),
-            ("ADAPTIVE_LINKVALUE_PARENT_WEIGHT", 0.3, real(0.0, 1.0),
-             "lambda: weight of the linking page's relevance in a link's relevance."),
-            ("ADAPTIVE_LINKVALUE_DEPTH_DECAY", 0.1, real(0.0),
-             "delta: authority lost per URL path segment beyond the first."),
-            ("ADAPTIVE_LINKVALUE_QUERY_PENALTY", 0.5, real(0.0, 1.0),
-             "Authority factor of a URL with a query string."),
-            ("ADAPTIVE_LINKVALUE_NEW_DOMAIN", 0.5, real(0.0, 1.0),
-             "Authority factor of a link to a domain no page has come from yet."),
-            ("ADAPTIVE_SELF_STOP", True, BOOLEAN,
-             "Stop the crawl when it knows enough (False: only Scrapy's CLOSESPIDER_* budgets stop it)."),
-            ("ADAPTIVE_STOP_CRITERIA", list(STOP_CRITERIA), criteria(STOP_CRITERIA),
-             "The stop criteria in use: sufficient, plateau, no_promising_links."),
+            (
+                "ADAPTIVE_SUFFICIENCY_WINDOW",
+                10,
+                integer(1, 100000),
+                "Pages over which saturation smooths the new information per page.",
+            ),
+            (
+                "ADAPTIVE_SUFFICIENCY_ANSWER_RELEVANCE",
+                0.8,
+                real(0.0, 1.0, low_open=True),
+                "rho: relevance of a page about the whole query (DomainCoverage reaches 1 there).",
+            ),
+            (
+                "ADAPTIVE_SUFFICIENCY_COMBINE",
+                "min",
+                choice(_estimator("COMBINATIONS")),
+                "How IS combines coverage, consistency and 1 - redundancy: min, mean or geometric.",
+            ),
+            (
+                "ADAPTIVE_SUFFICIENCY_WEIGHTS",
+                {},
+                SUFFICIENCY_WEIGHTS,
+                "Weights of the IS parts (coverage, consistency, redundancy, domain_coverage; 0 leaves one out).",
+            ),
+            (
+                "ADAPTIVE_SUFFICIENCY_LOG_INTERVAL",
+                0,
+                real(0.0),
+                "Seconds between progress lines (0: LOGSTATS_INTERVAL).",
+            ),
+            (
+                "ADAPTIVE_SUFFICIENCY_REPORT",
+                "",
+                SUFFICIENCY_REPORT,
+                'Write a JSON report at close: "" (no), "auto" (next to the feed file), or a path.',
+            ),
+            (
+                "ADAPTIVE_LINKVALUE_PARENT_WEIGHT",
+                0.3,
+                real(0.0, 1.0),
+                "lambda: weight of the linking page's relevance in a link's relevance.",
+            ),
+            (
+                "ADAPTIVE_LINKVALUE_DEPTH_DECAY",
+                0.1,
+                real(0.0),
+                "delta: authority lost per URL path segment beyond the first.",
+            ),
+            ("ADAPTIVE_LINKVALUE_QUERY_PENALTY", 0.5, real(0.0, 1.0), "Authority factor of a URL with a query string."),
+            (
+                "ADAPTIVE_LINKVALUE_NEW_DOMAIN",
+                0.5,
+                real(0.0, 1.0),
+                "Authority factor of a link to a domain no page has come from yet.",
+            ),
+            (
+                "ADAPTIVE_SELF_STOP",
+                True,
+                BOOLEAN,
+                "Stop the crawl when it knows enough (False: only Scrapy's CLOSESPIDER_* budgets stop it).",
+            ),
+            (
+                "ADAPTIVE_STOP_CRITERIA",
+                list(STOP_CRITERIA),
+                criteria(STOP_CRITERIA),
+                "The stop criteria in use: sufficient, plateau, no_promising_links.",
+            ),
             ("ADAPTIVE_STOP_THRESHOLD", 0.75, real(0.0, 1.0), 'theta: "sufficient" once IS >= theta.'),
-            ("ADAPTIVE_STOP_PLATEAU_WINDOW", 20, integer(1),
-             '"plateau" once IS gained less than EPSILON over the last WINDOW pages.'),
-            ("ADAPTIVE_STOP_PLATEAU_EPSILON", 0.01, real(0.0, 1.0),
-             "Smallest IS gain over the plateau window that is not a plateau."),
-            ("ADAPTIVE_STOP_MIN_GAIN", 0.05, real(0.0, 1.0),
-             ('"no_promising_links" once the best expected gain of a queued or in-flight link stays below MIN_GAIN '
-              "for PATIENCE pages in a row.")),
-            ("ADAPTIVE_STOP_PATIENCE", 3, integer(1),
-             "Pages in a row the best expected gain must stay below ADAPTIVE_STOP_MIN_GAIN."),
+            (
+                "ADAPTIVE_STOP_PLATEAU_WINDOW",
+                20,
+                integer(1),
+                '"plateau" once IS gained less than EPSILON over the last WINDOW pages.',
+            ),
+            (
+                "ADAPTIVE_STOP_PLATEAU_EPSILON",
+                0.01,
+                real(0.0, 1.0),
+                "Smallest IS gain over the plateau window that is not a plateau.",
+            ),
+            (
+                "ADAPTIVE_STOP_MIN_GAIN",
+                0.05,
+                real(0.0, 1.0),
+                (
+                    '"no_promising_links" once the best expected gain of a queued or in-flight link stays below '
+                    "MIN_GAIN "
+                    "for PATIENCE pages in a row."
+                ),
+            ),
+            (
+                "ADAPTIVE_STOP_PATIENCE",
+                3,
+                integer(1),
+                "Pages in a row the best expected gain must stay below ADAPTIVE_STOP_MIN_GAIN.",
+            ),
             ("ADAPTIVE_STOP_MIN_PAGES", 10, integer(0), "No self-stop before this many pages."),
         ),
     ),
     Section(
         "search index pipeline",
-        ("`adaptive_spider.search.pipelines.SearchIndexPipeline` (enable it in `ITEM_PIPELINES`); it checks these "
-         "when it starts and turns itself off with a message if one is wrong."),
         (
-            ("ADAPTIVE_SEARCH_INDEX", "", checked_by_reader("a directory path"),
-             'Directory of the search index, created if missing ("": the pipeline stays off).'),
-            ("ADAPTIVE_SEARCH_ID_FIELD", "url", checked_by_reader("an item field name"),
-             "Item field that identifies a document (an item without it gets a content hash)."),
-            ("ADAPTIVE_SEARCH_FIELDS", [], checked_by_reader("list or comma-separated text"),
-             "Item fields to index (a list or comma-separated; empty: the first item's text fields)."),
-            ("ADAPTIVE_SEARCH_FIELD_WEIGHTS", None, checked_by_reader("mapping or title=2,text=1; weights > 0"),
-             "Weights of the indexed fields in the score (a mapping or name=weight pairs; None: all 1)."),
-            ("ADAPTIVE_SEARCH_STOP_WORDS", "english", checked_by_reader("text"),
-             'Stop words: "english", "short", "none", a comma-separated list, or a file with one word per line.'),
+            "`adaptive_spider.search.pipelines.SearchIndexPipeline` (enable it in `ITEM_PIPELINES`); it checks these "
+            "when it starts and turns itself off with a message if one is wrong."
+        ),
+        (
+            (
+                "ADAPTIVE_SEARCH_INDEX",
+                "",
+                checked_by_reader("a directory path"),
+                'Directory of the search index, created if missing ("": the pipeline stays off).',
+            ),
+            (
+                "ADAPTIVE_SEARCH_ID_FIELD",
+                "url",
+                checked_by_reader("an item field name"),
+                "Item field that identifies a document (an item without it gets a content hash).",
+            ),
+            (
+                "ADAPTIVE_SEARCH_FIELDS",
+                [],
+                checked_by_reader("list or comma-separated text"),
+                "Item fields to index (a list or comma-separated; empty: the first item's text fields).",
+            ),
+            (
+                "ADAPTIVE_SEARCH_FIELD_WEIGHTS",
+                None,
+                checked_by_reader("mapping or title=2,text=1; weights > 0"),
+                "Weights of the indexed fields in the score (a mapping or name=weight pairs; None: all 1).",
+            ),
+            (
+                "ADAPTIVE_SEARCH_STOP_WORDS",
+                "english",
+                checked_by_reader("text"),
+                'Stop words: "english", "short", "none", a comma-separated list, or a file with one word per line.',
+            ),
             ("ADAPTIVE_SEARCH_MIN_LENGTH", 1, checked_by_reader("int"), "Shortest word indexed (in characters)."),
-            ("ADAPTIVE_SEARCH_STEMMER", "porter", checked_by_reader("text or None"),
-             'Stemmer: "porter" or a Snowball language (needs snowballstemmer); "" or None: no stemming.'),
-            ("ADAPTIVE_SEARCH_K", 1.2, checked_by_reader("float"),
-             "BM25 term-frequency saturation of the search score."),
-            ("ADAPTIVE_SEARCH_B", 0.6, checked_by_reader("float"),
-             "BM25 length normalisation of the search score (0: none, 1: full)."),
-            ("ADAPTIVE_SEARCH_COMMIT_EVERY", 500, checked_by_reader("int"),
-             "Items between commits of the index to disk."),
+            (
+                "ADAPTIVE_SEARCH_STEMMER",
+                "porter",
+                checked_by_reader("text or None"),
+                'Stemmer: "porter" or a Snowball language (needs snowballstemmer); "" or None: no stemming.',
+            ),
+            (
+                "ADAPTIVE_SEARCH_K",
+                1.2,
+                checked_by_reader("float"),
+                "BM25 term-frequency saturation of the search score.",
+            ),
+            (
+                "ADAPTIVE_SEARCH_B",
+                0.6,
+                checked_by_reader("float"),
+                "BM25 length normalisation of the search score (0: none, 1: full).",
+            ),
+            (
+                "ADAPTIVE_SEARCH_COMMIT_EVERY",
+                500,
+                checked_by_reader("int"),
+                "Items between commits of the index to disk.",
+            ),
         ),
     ),
     Section(
         "extraction",
         "`adaptive_spider.extract`: templates set these from their options.",
         (
-            ("ADAPTIVE_ROBOTSTXT_LOCATIONS", {}, checked_by_reader("mapping site -> URL or /path (dict or JSON)"),
-             ("A mapping of site (``host[:port]``, or ``*`` for every site) to the http(s) URL or ``/path`` of its "
-              "robots.txt, read instead of ``/robots.txt`` (needs ROBOTSTXT_OBEY and "
-              "adaptive_spider.extract.robotstxt.RobotsTxtLocationMiddleware).")),
+            (
+                "ADAPTIVE_ROBOTSTXT_LOCATIONS",
+                {},
+                checked_by_reader("mapping site -> URL or /path (dict or JSON)"),
+                (
+                    "A mapping of site (``host[:port]``, or ``*`` for every site) to the http(s) URL or ``/path`` of "
+                    "its "
+                    "robots.txt, read instead of ``/robots.txt`` (needs ROBOTSTXT_OBEY and "
+                    "adaptive_spider.extract.robotstxt.RobotsTxtLocationMiddleware)."
+                ),
+            ),
         ),
     ),
 )

@@ -91,7 +91,9 @@ class SufficiencyEstimator:
         if combine not in COMBINATIONS:
             raise ValueError(f"combine: unknown combination {combine!r}; choose one of {', '.join(COMBINATIONS)}")
         if evidence_target <= 0 or n_subsets < 2 or window < 1 or not 0 < answer_relevance <= 1:
-            raise ValueError("evidence_target > 0, n_subsets >= 2, window >= 1 and 0 < answer_relevance <= 1 are required")
+            raise ValueError(
+                "evidence_target > 0, n_subsets >= 2, window >= 1 and 0 < answer_relevance <= 1 are required"
+            )
         self.terms = terms
         self.evidence_target = float(evidence_target)
         self.n_subsets = int(n_subsets)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+
 def estimator_from_config(config: AdaptiveConfig, terms: QueryTerms | None = None) -> SufficiencyEstimator:
     """An estimator with the parameters of an :class:`~adaptive_spider.settings.config.AdaptiveConfig`
     (query terms from the config's query and keywords unless given)."""

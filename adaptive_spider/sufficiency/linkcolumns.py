@@ -27,7 +27,12 @@ class QueuedLink:
     __slots__ = ("domain_id", "parent_relevance", "structure", "terms", "token", "url")
 
     def __init__(
-        self, token: int, url: str, terms: tuple[int, ...], parent_relevance: float, structure: float,
+        self,
+        token: int,
+        url: str,
+        terms: tuple[int, ...],
+        parent_relevance: float,
+        structure: float,
         domain_id: int | None,
     ):
         self.token = token
@@ -61,7 +66,13 @@ class LinkColumns:
         return self._link(entry)
 
     def put(
-        self, entry: int, token: int, url: str, terms: tuple[int, ...], parent_relevance: float, structure: float,
+        self,
+        entry: int,
+        token: int,
+        url: str,
+        terms: tuple[int, ...],
+        parent_relevance: float,
+        structure: float,
         domain_id: int | None,
     ) -> None:
         """Set the link at ``entry`` from its values (no :class:`QueuedLink` made)."""
@@ -78,7 +89,11 @@ class LinkColumns:
 
     def _link(self, entry: int) -> QueuedLink:
         return QueuedLink(
-            self.token[entry], self.url[entry], self.terms[entry], self.parent[entry], self.structure[entry],
+            self.token[entry],
+            self.url[entry],
+            self.terms[entry],
+            self.parent[entry],
+            self.structure[entry],
             self.domain[entry],
         )
 

@@ -230,8 +230,14 @@ class LinkValues:
     # -- values ------------------------------------------------------------------------
     def estimate(self, anchor: str, url: str, parent_relevance: float = 0.0, domain_id: int | None = None) -> float:
         """Expected gain of any link, queued or not."""
-        link = QueuedLink(0, url, preview_terms(self.terms, anchor, url), parent_relevance,
-                     structure_authority(url, self.depth_decay, self.query_penalty), domain_id)
+        link = QueuedLink(
+            0,
+            url,
+            preview_terms(self.terms, anchor, url),
+            parent_relevance,
+            structure_authority(url, self.depth_decay, self.query_penalty),
+            domain_id,
+        )
         return self._gain(link, self.view())
 
     def _gain(self, link: QueuedLink, view: KnowledgeView) -> float:

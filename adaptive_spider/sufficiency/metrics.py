@@ -129,7 +129,11 @@ def combine(parts: Mapping[str, float], how: str = "min", weights: Mapping[str, 
     ``geometric`` the weighted geometric mean.
     """
     weights = {**dict.fromkeys(COMPONENTS, 1.0), **(weights or {})}
-    values = {"coverage": parts["coverage"], "consistency": parts["consistency"], "redundancy": 1.0 - parts["redundancy"]}
+    values = {
+        "coverage": parts["coverage"],
+        "consistency": parts["consistency"],
+        "redundancy": 1.0 - parts["redundancy"],
+    }
     chosen = {name: value for name, value in values.items() if weights[name] > 0}
     if not chosen:
         core = 1.0

@@ -14,6 +14,8 @@ network copied from the online one every ``target_update`` steps.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 
@@ -36,7 +38,9 @@ class QNetwork:
         Seed of the weight initialisation.
     """
 
-    def __init__(self, n_features=11, hidden=(30, 15), learning_rate=0.003, huber_delta=1.0, zero_output=False, random_state=0):
+    def __init__(
+        self, n_features=11, hidden=(30, 15), learning_rate=0.003, huber_delta=1.0, zero_output=False, random_state=0
+    ):
         self.n_features = n_features
         self.hidden = tuple(hidden)
         self.learning_rate = learning_rate
@@ -46,7 +50,7 @@ class QNetwork:
         sizes = (n_features, *self.hidden, 1)
         weights = [
             (rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)).astype(np.float64)
-            for fan_in, fan_out in zip(sizes[:-1], sizes[1:])
+            for fan_in, fan_out in itertools.pairwise(sizes)
         ]
         if zero_output:  # start as the zero function: a residual model begins at its baseline
             weights[-1][:] = 0.0
@@ -59,7 +63,7 @@ class QNetwork:
 
     def _shapes(self) -> list[tuple[int, ...]]:
         sizes = (self.n_features, *self.hidden, 1)
-        return [*zip(sizes[:-1], sizes[1:]), *((fan_out,) for fan_out in sizes[1:])]
+        return [*itertools.pairwise(sizes), *((fan_out,) for fan_out in sizes[1:])]
 
     def _set_parameters(self, flat: np.ndarray) -> None:
         """Weights and biases as views of one flat vector: Adam updates them all in one pass

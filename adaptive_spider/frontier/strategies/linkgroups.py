@@ -109,7 +109,10 @@ class LinkGroups(LearningStrategy):
 
     def state_dict(self) -> dict:
         return {
-            "group_ids": self.group_ids, "values": self.values, "visits": self.visits, "n_observed": self.n_observed
+            "group_ids": self.group_ids,
+            "values": self.values,
+            "visits": self.visits,
+            "n_observed": self.n_observed,
         }
 
     def load_state_dict(self, state: dict) -> None:

@@ -271,8 +271,13 @@ class Tres(LearningStrategy):
             pool.put_back(entries)
         # The features go with the choice: the frontier releases it with them (not computed again).
         return [
-            Choice(candidates[i], score=float(scores[i]), leaf=leaves[i], prior=float(priors[i]),
-                   features=None if features is None else features[i])
+            Choice(
+                candidates[i],
+                score=float(scores[i]),
+                leaf=leaves[i],
+                prior=float(priors[i]),
+                features=None if features is None else features[i],
+            )
             for i in picked
         ]
 
