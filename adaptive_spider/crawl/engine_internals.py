@@ -1,0 +1,68 @@
+"""The two things this project reads from Scrapy's engine without a public API, in one place.
+
+- **Requests in progress**: from the moment the scheduler hands a request to the engine
+  until its response (or failure) went through the spider and every request it produced
+  reached the scheduler. The JOBDIR journal marks a request done when it leaves this set,
+  the cold-start hold and the sufficiency stop count what is still in flight. Scrapy keeps
+  it as ``engine._slot.inprogress`` (it waits on it before closing a spider) and offers no
+  signal for "scraped and done".
+- **Download slots**: ``engine.downloader.slots`` and ``get_slot_key``, which Scrapy's own
+  AutoThrottle extension uses to change a site's delay; ``RobotsCrawlDelay`` does the same
+  for robots.txt's ``Crawl-delay``.
+
+If a Scrapy release renames them, each function logs one error naming what changed and
+falls back (the downloader's active set, download only; no Crawl-delay), so nothing
+silently grows without bound. ``tests/test_engine_internals.py`` fails loudly on such a
+release, in a real crawl.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+_warned: set[str] = set()
+
+
+def _warn_once(what: str) -> None:
+    if what not in _warned:
+        _warned.add(what)
+        logger.error(
+            "This Scrapy release has no %s; adaptive_spider falls back (see adaptive_spider.crawl.engine_internals). "
+            "Please report it with your Scrapy version.",
+            what,
+        )
+
+
+def requests_in_progress(crawler: Crawler | None) -> set[Request] | None:
+    """The requests the engine is working on (download and scraping); None without an engine."""
+    engine = getattr(crawler, "engine", None)
+    if engine is None:
+        return None
+    slot = getattr(engine, "_slot", None)
+    if slot is None:
+        return None  # no spider open yet, or closed: nothing is in progress
+    in_progress = getattr(slot, "inprogress", None)
+    if isinstance(in_progress, set):
+        return in_progress
+    _warn_once("engine._slot.inprogress set")
+    active = getattr(getattr(engine, "downloader", None), "active", None)
+    return active if isinstance(active, set) else None
+
+
+def download_slot(crawler: Crawler, request: Request) -> tuple[str, Any | None]:
+    """The download slot key of a request and the downloader's slot for it (None until it exists)."""
+    downloader = crawler.engine.downloader if crawler.engine is not None else None
+    get_key = getattr(downloader, "get_slot_key", None)
+    slots = getattr(downloader, "slots", None)
+    if get_key is None or not isinstance(slots, dict):
+        _warn_once("downloader.get_slot_key / downloader.slots")
+        return "", None
+    key = get_key(request)
+    return key, slots.get(key)

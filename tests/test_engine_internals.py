@@ -1,0 +1,74 @@
+"""The two engine internals this project reads (adaptive_spider.crawl.engine_internals).
+
+The first test fails loudly when a Scrapy release renames them: then the shim's fallbacks
+are in force (in-flight requests by the downloader's active set only, no Crawl-delay), and
+the shim must be updated before the upper pin on Scrapy is lifted again.
+"""
+
+from __future__ import annotations
+
+import logging
+from types import SimpleNamespace
+
+import scrapy
+
+from adaptive_spider.crawl import engine_internals
+from adaptive_spider.crawl.engine_internals import download_slot, requests_in_progress
+from tests.conftest import crawl_test, project_settings, run_crawl
+
+
+class ProbeSpider(scrapy.Spider):
+    """Looks at the engine from inside a callback, where the request is certainly in progress."""
+
+    name = "probe"
+    custom_settings = {"CLOSESPIDER_PAGECOUNT": 5}
+
+    def __init__(self, url: str = "", **kwargs):
+        super().__init__(**kwargs)
+        self.url = url
+        self.seen: list[dict] = []
+
+    async def start(self):
+        yield scrapy.Request(self.url)
+
+    def parse(self, response):
+        in_progress = requests_in_progress(self.crawler)
+        key, slot = download_slot(self.crawler, response.request)
+        self.seen.append(
+            {
+                "in_progress": in_progress is not None and response.request in in_progress,
+                "key": key,
+                "slot_delay": getattr(slot, "delay", None),
+            }
+        )
+        yield from response.follow_all(css="a", callback=self.parse)
+
+
+@crawl_test
+async def test_scrapy_still_has_the_engine_internals_the_shim_reads(demo_site, caplog):
+    _, url = demo_site
+    caplog.set_level(logging.ERROR, logger=engine_internals.__name__)
+    result = await run_crawl(ProbeSpider, project_settings(), url=url)
+    seen = result.crawler.spider.seen
+    assert seen, "the probe spider parsed nothing"
+    assert all(probe["in_progress"] for probe in seen), "engine._slot.inprogress is gone or changed meaning"
+    assert all(probe["key"] == "127.0.0.1" and probe["slot_delay"] is not None for probe in seen), (
+        "downloader.get_slot_key / downloader.slots changed"
+    )
+    assert not caplog.records
+
+
+def test_without_the_engine_slot_set_the_downloader_active_set_is_used_and_an_error_logged(caplog, monkeypatch):
+    monkeypatch.setattr(engine_internals, "_warned", set())
+    active = {object()}
+    crawler = SimpleNamespace(engine=SimpleNamespace(_slot=SimpleNamespace(), downloader=SimpleNamespace(active=active)))
+    with caplog.at_level(logging.ERROR, logger=engine_internals.__name__):
+        assert requests_in_progress(crawler) is active
+        assert requests_in_progress(crawler) is active
+    assert len(caplog.records) == 1 and "engine._slot.inprogress" in caplog.records[0].getMessage()
+
+
+def test_before_the_crawl_starts_nothing_is_in_progress():
+    assert requests_in_progress(None) is None
+    assert requests_in_progress(SimpleNamespace(engine=None)) is None
+    assert requests_in_progress(SimpleNamespace(engine=SimpleNamespace(_slot=None))) is None
