@@ -6,11 +6,13 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from adaptive_spider.search import SearchIndex
 from adaptive_spider.search.command import SearchCommand
 from adaptive_spider.search.errors import SearchError
 from adaptive_spider.search.evaluation import read_queries, trec_lines
+from adaptive_spider.search.ranking import SearchResults
 
 
 def shown_fields(index: SearchIndex, spec: str | None) -> list[str]:
@@ -25,7 +27,7 @@ def shown_fields(index: SearchIndex, spec: str | None) -> list[str]:
     return fields
 
 
-def one_line(text, width: int) -> str:
+def one_line(text: Any, width: int) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -72,7 +74,7 @@ class Command(SearchCommand):
         if opts.queries and args:
             raise SearchError("give either a query or --queries, not both")
         index = SearchIndex.open(opts.index)
-        options = {
+        options: dict[str, Any] = {
             "k": opts.k,
             "b": opts.b,
             "word_weights": opts.word_weights,
@@ -100,7 +102,7 @@ class Command(SearchCommand):
             self.print_results(index, results, shown_fields(index, opts.fields))
 
     @staticmethod
-    def print_results(index, results, fields) -> None:
+    def print_results(index: SearchIndex, results: SearchResults, fields: list[str]) -> None:
         for word, correction in results.corrections.items():
             print(f"(searched for {correction!r} instead of {word!r})")
         print(f"{results.total} matching documents")
@@ -112,7 +114,7 @@ class Command(SearchCommand):
             )
             print(f"{rank:>3}. {hit.score:8.3f}  {hit.id}  {shown}")
 
-    def batch(self, index, opts, options) -> None:
+    def batch(self, index: SearchIndex, opts: argparse.Namespace, options: dict[str, Any]) -> None:
         queries = read_queries(opts.queries)
         top = 1000 if opts.top is None else opts.top
         started = time.perf_counter()

@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
@@ -27,8 +28,12 @@ from adaptive_spider.sufficiency.knowledge import estimator_from_config
 from adaptive_spider.sufficiency.offline import read_knowledge_base
 from adaptive_spider.sufficiency.pages import is_page_item
 
+if TYPE_CHECKING:
+    from adaptive_spider.sufficiency.estimator import SufficiencyEstimator
+    from adaptive_spider.sufficiency.metrics import SufficiencyMetrics
 
-def replay_stop(history, config) -> tuple[int | None, str | None]:
+
+def replay_stop(history: Sequence[float], config: AdaptiveConfig) -> tuple[int | None, str | None]:
     """The page (1-based) at which ``sufficient`` or ``plateau`` would have stopped a
     crawl with this IS history, and which criterion; (None, None) if neither."""
     window = config.stop_plateau_window
@@ -105,7 +110,7 @@ class Command(ScrapyCommand):
         self._print(estimator, config, page, reason)
 
     @staticmethod
-    def _evaluate(path: str, estimator, every: int, quiet: bool) -> None:
+    def _evaluate(path: str, estimator: SufficiencyEstimator, every: int, quiet: bool) -> None:
         for item in read_knowledge_base(path):
             if not isinstance(item, dict) or not is_page_item(item):
                 continue
@@ -114,7 +119,7 @@ class Command(ScrapyCommand):
                 print(_metrics_line(estimator.metrics()))
 
     @staticmethod
-    def _print(estimator, config, page, reason) -> None:
+    def _print(estimator: SufficiencyEstimator, config: AdaptiveConfig, page: int | None, reason: str | None) -> None:
         metrics = estimator.metrics()
         print(f"query: {config.query}   terms: {', '.join(estimator.terms.terms)}")
         print(_metrics_line(metrics))
@@ -137,7 +142,7 @@ class Command(ScrapyCommand):
         sys.stdout.flush()
 
 
-def _metrics_line(m) -> str:
+def _metrics_line(m: SufficiencyMetrics) -> str:
     return (
         f"pages {m.pages}  relevant {m.relevant_pages}  harvest {m.harvest_rate:.2f}  coverage {m.coverage:.3f}  "
         f"consistency {m.consistency:.3f}  saturation {m.saturation:.3f}  redundancy {m.redundancy:.3f}  "

@@ -14,6 +14,7 @@ the words it matches; search stems with Snowball, which ranks better.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from adaptive_spider.text import ENGLISH_STOP_WORDS, MIN_LENGTH, is_content_word, words
@@ -144,7 +145,7 @@ class Analyzer:
         self._stem = self._make_stem_function()
         self._cache = _TermCache(self, stem_cache_size)
 
-    def _make_stem_function(self):
+    def _make_stem_function(self) -> Callable[[str], str]:
         if not self.stemmer:
             return lambda word: word
         try:

@@ -58,7 +58,7 @@ def evaluate(
     ks = tuple(ks)
     sums: dict[str, float] = {}
 
-    def add(name, value):
+    def add(name: str, value: float) -> None:
         sums[name] = sums.get(name, 0.0) + value
 
     for qid, grades in qrels.items():

@@ -35,19 +35,21 @@ _TOKEN = re.compile(
 )
 _OPERATORS = {"×": "*", "÷": "/"}
 
-Evaluator = Callable[[Mapping[str, np.ndarray]], np.ndarray]
+#: A formula's value: an array over documents, or a plain number for a constant part.
+Value = np.ndarray | float
+Evaluator = Callable[[Mapping[str, np.ndarray]], Value]
 
 
-def _log(x):
+def _log(x: Value) -> Value:
     return np.log(x)
 
 
-def _sqrt(x):
+def _sqrt(x: Value) -> Value:
     return np.sqrt(x)
 
 
 # name -> (function, minimum arguments, maximum arguments)
-_FUNCTIONS = {
+_FUNCTIONS: dict[str, tuple[Callable[..., Value], int, int]] = {
     "log": (_log, 1, 1),
     "sqrt": (_sqrt, 1, 1),
     "min": (lambda *args: np.minimum.reduce(np.broadcast_arrays(*args)), 2, 16),
@@ -73,6 +75,7 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
             where = position + len(rest) - len(rest.lstrip())
             raise SearchError(f"formula: unexpected character {text[where]!r} at position {where + 1}")
         kind = match.lastgroup
+        assert kind is not None  # every alternative of _TOKEN is a named group
         value = match.group(kind)
         tokens.append((kind, _OPERATORS.get(value, value), match.start(kind)))
         position = match.end()
@@ -112,7 +115,7 @@ class _Parser:
     def term(self, depth: int) -> Evaluator:
         return self._binary(depth, ("*", "/"), self.unary)
 
-    def _binary(self, depth, operators, operand) -> Evaluator:
+    def _binary(self, depth: int, operators: tuple[str, ...], operand: Callable[[int], Evaluator]) -> Evaluator:
         left = operand(depth)
         while (token := self.peek()) is not None and token[1] in operators:
             self.take()
@@ -136,7 +139,7 @@ class _Parser:
             number = float(value)
             return lambda env: number
         if kind == "name":
-            if self.peek() is not None and self.peek()[1] == "(":
+            if (token := self.peek()) is not None and token[1] == "(":
                 return self.call(value, position, depth)
             if value in _FUNCTIONS:
                 raise SearchError(f"formula: function {value!r} needs arguments in parentheses")
@@ -155,7 +158,7 @@ class _Parser:
         function, least, most = _FUNCTIONS[name]
         self.take("(")
         arguments = [self.expr(depth)]
-        while self.peek() is not None and self.peek()[1] == ",":
+        while (token := self.peek()) is not None and token[1] == ",":
             self.take()
             arguments.append(self.expr(depth))
         self.take(")")
@@ -167,7 +170,7 @@ class _Parser:
         return lambda env: function(*(argument(env) for argument in arguments))
 
 
-def _apply_binary(operator, left: Evaluator, right: Evaluator) -> Evaluator:
+def _apply_binary(operator: np.ufunc, left: Evaluator, right: Evaluator) -> Evaluator:
     return lambda env: operator(left(env), right(env))
 
 

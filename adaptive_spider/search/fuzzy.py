@@ -18,6 +18,7 @@ import bisect
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -160,7 +161,7 @@ class QGramIndex:
         checked (a cheap necessary condition for ED(x, y) <= delta).
         """
         if delta == 0:
-            ids = self._prefix_range(x)
+            ids: range | np.ndarray = self._prefix_range(x)
             matches = [Match(self.words_[i], 0, len(self.words_[i]) - len(x), int(self.counts_[i])) for i in ids]
         else:
             ids = self.candidates(x, delta)
@@ -169,7 +170,7 @@ class QGramIndex:
             distance = PrefixDistance(x)
             words, counts = self.words_, self.counts_
             matches = []
-            for word_id in ids.tolist():
+            for word_id in cast(np.ndarray, ids).tolist():  # the candidates, not a prefix range
                 ped, ed = distance(words[word_id], delta)
                 if ped <= delta:
                     matches.append(Match(words[word_id], ped, ed, int(counts[word_id])))

@@ -18,7 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
@@ -30,10 +31,15 @@ from .errors import SearchError
 from .fields import as_text, text_fields_of
 from .index import DEFAULT_B, DEFAULT_K, SearchIndex
 
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
 logger = logging.getLogger(__name__)
 
 
-def _field_list(value) -> list[str]:
+def _field_list(value: Any) -> list[str]:
     if not value:
         return []
     if isinstance(value, str):
@@ -49,13 +55,13 @@ class SearchIndexPipeline:
         directory: str,
         id_field: str = "url",
         fields: list[str] | None = None,
-        field_weights=None,
+        field_weights: str | Mapping | None = None,
         analyzer: Analyzer | None = None,
         k: float = DEFAULT_K,
         b: float = DEFAULT_B,
         commit_every: int = 500,
-        stats=None,
-    ):
+        stats: StatsCollector | None = None,
+    ) -> None:
         self.directory = directory
         self.id_field = id_field
         self.fields = fields or []
@@ -69,7 +75,7 @@ class SearchIndexPipeline:
         self._since_commit = 0
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> SearchIndexPipeline:
         settings = crawler.settings
         directory = settings.get("ADAPTIVE_SEARCH_INDEX")
         if not directory:
@@ -100,7 +106,7 @@ class SearchIndexPipeline:
             stats=crawler.stats,
         )
 
-    def open_spider(self, spider=None) -> None:
+    def open_spider(self, spider: Spider | None = None) -> None:
         try:
             self.index = SearchIndex.open(self.directory)
         except SearchError:
@@ -123,7 +129,7 @@ class SearchIndexPipeline:
             logger.info("search index created at %s for fields %s", self.directory, fields)
         return self.index
 
-    def process_item(self, item, spider=None):
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
         adapter = ItemAdapter(item)
         try:
             index = self._ensure_index(adapter)
@@ -153,7 +159,7 @@ class SearchIndexPipeline:
         if self.stats is not None:
             self.stats.inc_value(f"adaptive/search/{key}")
 
-    def close_spider(self, spider=None) -> None:
+    def close_spider(self, spider: Spider | None = None) -> None:
         if self.index is None:
             return
         self.index.optimize()

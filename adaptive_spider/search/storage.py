@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +54,7 @@ def index_file(directory: str | Path) -> Path:
     return Path(directory) / FILE_NAME
 
 
-def _join(strings) -> str:
+def _join(strings: Iterable[str]) -> str:
     return "\n".join(strings)
 
 
@@ -63,7 +65,18 @@ def _split(text: str) -> list[str]:
 class Segment:
     """Postings of a consecutive range of documents, terms sorted by first use."""
 
-    def __init__(self, first_doc, n_docs, terms, starts, docs, tfs, lengths, words, word_counts):
+    def __init__(
+        self,
+        first_doc: int,
+        n_docs: int,
+        terms: list[str],
+        starts: np.ndarray,
+        docs: np.ndarray,
+        tfs: np.ndarray,
+        lengths: np.ndarray,
+        words: list[str],
+        word_counts: np.ndarray,
+    ) -> None:
         self.first_doc = first_doc
         self.n_docs = n_docs
         self.terms = terms
@@ -93,11 +106,11 @@ class IndexStore:
     def close(self) -> None:
         self.db.close()
 
-    def read_meta(self, key: str, default=None):
+    def read_meta(self, key: str, default: Any = None) -> Any:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return default if row is None else json.loads(row[0])
 
-    def write_meta(self, key: str, value) -> None:
+    def write_meta(self, key: str, value: Any) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
 
     def read_documents(self) -> tuple[list[str], np.ndarray]:
@@ -147,13 +160,13 @@ class IndexStore:
     def count_segments(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM segments").fetchone()[0]
 
-    def write_documents(self, rows) -> None:
+    def write_documents(self, rows: Iterable[tuple[int, str, str]]) -> None:
         self.db.executemany("INSERT INTO documents (doc_idx, doc_id, stored) VALUES (?, ?, ?)", rows)
 
-    def mark_deleted(self, doc_idxs) -> None:
+    def mark_deleted(self, doc_idxs: Iterable[int]) -> None:
         self.db.executemany("UPDATE documents SET deleted = 1 WHERE doc_idx = ?", [(int(i),) for i in doc_idxs])
 
-    def write_numbers(self, rows) -> None:
+    def write_numbers(self, rows: Iterable[tuple[str, int, float]]) -> None:
         self.db.executemany("INSERT OR REPLACE INTO numbers VALUES (?, ?, ?)", rows)
 
     def read_numbers(self, field: str) -> tuple[np.ndarray, np.ndarray]:

@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
+from typing import Any, overload
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from .errors import SearchError
 from .index import SearchIndex
+from .ranking import SearchResults
 from .synonyms import SynonymDictionary
 
 MAX_TOP = 100
@@ -50,7 +53,19 @@ def index_names(specs: list[str]) -> dict[str, Path]:
     return named
 
 
-def _number(params, name, default=None, low=None, high=None):
+#: The query string of a request, one value per name (the last one given).
+Params = dict[str, str]
+
+
+@overload
+def _number(params: Params, name: str, default: float, low: float | None = ..., high: float | None = ...) -> float: ...
+@overload
+def _number(
+    params: Params, name: str, default: None = ..., low: float | None = ..., high: float | None = ...
+) -> float | None: ...
+def _number(
+    params: Params, name: str, default: float | None = None, low: float | None = None, high: float | None = None
+) -> float | None:
     text = params.get(name, "").strip()
     if not text:
         return default
@@ -103,23 +118,23 @@ class SearchApp:
 
     def static(self, name: str) -> tuple[int, str, bytes]:
         kind = "text/javascript" if name.endswith(".js") else "text/css"
-        body = resources.files("adaptive_spider.search").joinpath("static", name).read_bytes()
+        body = resources.files("adaptive_spider.search").joinpath("static").joinpath(name).read_bytes()
         return 200, f"{kind}; charset=utf-8", body
 
-    def api(self, handler, params) -> tuple[int, str, bytes]:
+    def api(self, handler: Callable[[Params], dict[str, Any]], params: Params) -> tuple[int, str, bytes]:
         try:
             status, payload = 200, handler(params)
         except SearchError as error:
             status, payload = 400, {"error": str(error)}
         return status, "application/json", json.dumps(payload, ensure_ascii=False).encode()
 
-    def _index(self, params) -> tuple[str, SearchIndex]:
+    def _index(self, params: Params) -> tuple[str, SearchIndex]:
         name = params.get("index") or next(iter(self.indexes))
         if name not in self.indexes:
             raise SearchError(f"unknown index {name!r} (served: {', '.join(self.indexes)})")
         return name, self.indexes[name]
 
-    def _search(self, params):
+    def _search(self, params: Params) -> tuple[str, SearchIndex, SearchResults]:
         name, index = self._index(params)
         top = int(_number(params, "top", self.top, 1, MAX_TOP))
         feedback = _number(params, "feedback", None, 0, 100)
@@ -135,7 +150,7 @@ class SearchApp:
             )
         return name, index, results
 
-    def search_json(self, params) -> dict:
+    def search_json(self, params: Params) -> dict[str, Any]:
         name, _, results = self._search(params)
         return {
             "index": name,
@@ -145,12 +160,12 @@ class SearchApp:
             "hits": [{"id": h.id, "score": h.score, "fields": h.fields} for h in results.hits],
         }
 
-    def suggest_json(self, params) -> dict:
+    def suggest_json(self, params: Params) -> dict[str, Any]:
         _, index = self._index(params)
         with self._lock:
             return {"suggestions": index.suggest(params.get("q", ""), synonyms=self.synonyms)}
 
-    def page(self, params) -> tuple[int, str, bytes]:
+    def page(self, params: Params) -> tuple[int, str, bytes]:
         status, error, body = 200, "", ""
         try:
             name, index = self._index(params)
@@ -166,7 +181,7 @@ class SearchApp:
     def columns(self, index: SearchIndex) -> list[str]:
         return [index.id_field, *index.fields, *sorted(index.numeric_fields)]
 
-    def results_html(self, index: SearchIndex, results) -> str:
+    def results_html(self, index: SearchIndex, results: SearchResults) -> str:
         notes = "".join(
             f'<p class="correction">Searched for <b>{escape(new)}</b> instead of <s>{escape(old)}</s>.</p>'
             for old, new in results.corrections.items()
@@ -183,14 +198,14 @@ class SearchApp:
             f"<tbody>{''.join(rows)}</tbody></table>"
         )
 
-    def layout(self, params, current: str, error: str, body: str) -> str:
+    def layout(self, params: Params, current: str, error: str, body: str) -> str:
         options = "".join(
             f'<option value="{escape(name)}"{" selected" if name == current else ""}>'
             f"{escape(name)} ({len(index)} documents)</option>"
             for name, index in self.indexes.items()
         )
 
-        def value(key):
+        def value(key: str) -> str:
             return escape(params.get(key, ""), quote=True)
 
         error_html = f'<p id="error" role="alert">{escape(error)}</p>' if error else ""
@@ -219,7 +234,7 @@ class SearchApp:
 </body></html>"""
 
 
-def _cell(value) -> str:
+def _cell(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
 
@@ -230,7 +245,7 @@ def make_server(app: SearchApp, host: str = "127.0.0.1", port: int = 8080) -> Th
     class Handler(BaseHTTPRequestHandler):
         server_version = "adaptive-spider-search"
 
-        def do_GET(self):
+        def do_GET(self) -> None:
             status, kind, body = app.respond(self.path)
             self.send_response(status)
             self.send_header("Content-Type", kind)
@@ -240,7 +255,7 @@ def make_server(app: SearchApp, host: str = "127.0.0.1", port: int = 8080) -> Th
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format, *args):
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     server = ThreadingHTTPServer((host, port), Handler)
@@ -248,7 +263,8 @@ def make_server(app: SearchApp, host: str = "127.0.0.1", port: int = 8080) -> Th
     return server
 
 
-def page_url(server: ThreadingHTTPServer, **params) -> str:
+def page_url(server: ThreadingHTTPServer, **params: Any) -> str:
     host, port = server.server_address[:2]
+    assert isinstance(host, str)  # an AF_INET server's address: (host, port)
     query = f"?{urlencode(params)}" if params else ""
     return f"http://{host}:{port}/{query}"
