@@ -35,7 +35,7 @@ import numpy as np
 def idf(n_docs: float, df: float) -> float: ...
 @overload
 def idf(n_docs: float, df: np.ndarray) -> np.ndarray: ...
-def idf(n_docs, df):
+def idf(n_docs: float, df: float | np.ndarray) -> float | np.ndarray:
     """``ln(1 + (N - df + 0.5) / (df + 0.5))``: never negative, so a union of postings
     never lowers a document for matching one more query word."""
     return np.log1p((n_docs - df + 0.5) / (df + 0.5))
@@ -45,7 +45,7 @@ def idf(n_docs, df):
 def crawl_idf(n_docs: float, df: float) -> float: ...
 @overload
 def crawl_idf(n_docs: float, df: np.ndarray) -> np.ndarray: ...
-def crawl_idf(n_docs, df):
+def crawl_idf(n_docs: float, df: float | np.ndarray) -> float | np.ndarray:
     """``ln(1 + (N + 1) / (df + 0.5))``: terms on every page still weigh about ln 2."""
     return np.log1p((n_docs + 1.0) / (df + 0.5))
 
@@ -54,7 +54,7 @@ def crawl_idf(n_docs, df):
 def length_norm(length: float, average_length: float, b: float) -> float: ...
 @overload
 def length_norm(length: np.ndarray, average_length: float | np.ndarray, b: float) -> np.ndarray: ...
-def length_norm(length, average_length, b):
+def length_norm(length: float | np.ndarray, average_length: float | np.ndarray, b: float) -> float | np.ndarray:
     """``1 - b + b * length / average_length``: how much a field's length dilutes its counts."""
     return 1.0 - b + b * length / average_length
 
@@ -63,7 +63,7 @@ def length_norm(length, average_length, b):
 def saturated_tf(tf: float, norm: float, k: float) -> float: ...
 @overload
 def saturated_tf(tf: np.ndarray, norm: np.ndarray, k: float) -> np.ndarray: ...
-def saturated_tf(tf, norm, k):
+def saturated_tf(tf: float | np.ndarray, norm: float | np.ndarray, k: float) -> float | np.ndarray:
     """BM25's term-frequency factor ``tf * (k + 1) / (k * norm + tf)``, in [0, k + 1)."""
     return tf * (k + 1.0) / (k * norm + tf)
 
@@ -72,7 +72,7 @@ def saturated_tf(tf, norm, k):
 def tf_saturation(tf: float, norm: float, k: float) -> float: ...
 @overload
 def tf_saturation(tf: np.ndarray, norm: np.ndarray, k: float) -> np.ndarray: ...
-def tf_saturation(tf, norm, k):
+def tf_saturation(tf: float | np.ndarray, norm: float | np.ndarray, k: float) -> float | np.ndarray:
     """``tf' / (k + tf')`` with ``tf' = tf / norm``: the saturation of a term, in [0, 1)."""
     normalised = tf / norm
     return normalised / (k + normalised)

@@ -100,6 +100,6 @@ def assemble(static: np.ndarray, domain_columns: np.ndarray, sibling: np.ndarray
     return out
 
 
-def describe(vector) -> dict[str, float]:
+def describe(vector: np.ndarray) -> dict[str, float]:
     """A feature vector as a name -> value mapping (for logs and request.meta)."""
     return {name: round(float(value), 4) for name, value in zip(FEATURE_NAMES, vector)}

@@ -38,6 +38,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any, BinaryIO
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +107,7 @@ class FrontierJournal:
         self.generation = 0
         self.next_seq = 0
         self.records = 0
-        self._file = None
+        self._file: BinaryIO | None = None
         self._last_snapshot = clock()
 
     @property
@@ -125,7 +126,7 @@ class FrontierJournal:
                 snapshot = pickle.load(handle)
             self.generation = snapshot.get("journal_generation", 0)
             self.next_seq = snapshot.get("next_seq", 0)
-        events = []
+        events: list[tuple] = []
         for generation in self._generations():
             if generation >= self.generation:
                 events.extend(read_records(self.journal_path(generation)))
@@ -194,8 +195,10 @@ class FrontierJournal:
             self._file = None
 
 
-def requests_in_progress(crawler) -> set | None:
+def requests_in_progress(crawler: Any) -> set | None:
     """The requests the engine is working on (None when there is no engine).
+
+    ``crawler`` is duck-typed (a crawler, one not started yet, or None), hence ``Any``.
 
     A request is in the engine's in-progress set from the moment the scheduler
     hands it over until its response or failure went through the spider and

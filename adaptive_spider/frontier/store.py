@@ -18,11 +18,20 @@ from __future__ import annotations
 
 from array import array
 from types import MethodType
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from scrapy import Request
 
 from adaptive_spider.frontier.features import N_STATIC
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from scrapy.http.headers import Headers
+
+    #: What Request(headers=...) receives from a packed request.
+    _HeaderPairs = Iterable[tuple[bytes, Any]]
 
 # Request arguments kept when they differ from the constructor's defaults.
 _OPTIONAL_ARGUMENTS = (
@@ -79,12 +88,14 @@ class PackedRequest:
         headers = self.headers
         if type(headers) is bytes:
             headers = ((_REFERER, headers),)
+        # `type(...) is bytes` narrows only its own branch for mypy: past it, no bytes are left.
+        pairs = cast("_HeaderPairs | None", headers)
         if _VERBATIM in meta:
-            return Request(self.url, callback=self.callback, headers=headers, meta=meta or None, **(self.others or {}))
+            return Request(self.url, callback=self.callback, headers=pairs, meta=meta or None, **(self.others or {}))
         # The URL is the request's own, made safe when it was first built: Scrapy's
         # verbatim_url skips making it safe again (half the cost of the new Request).
         meta[_VERBATIM] = True
-        request = Request(self.url, callback=self.callback, headers=headers, meta=meta, **(self.others or {}))
+        request = Request(self.url, callback=self.callback, headers=pairs, meta=meta, **(self.others or {}))
         del request.meta[_VERBATIM]
         return request
 
@@ -113,7 +124,7 @@ def _other_arguments(request: Request) -> dict | None:
     return others or None
 
 
-def _pack_headers(headers):
+def _pack_headers(headers: Headers) -> bytes | tuple[tuple[bytes, Any], ...] | None:
     if not headers:
         return None
     if len(headers) == 1:
@@ -141,11 +152,12 @@ class RequestSlots:
     def __len__(self) -> int:
         return len(self._items)
 
-    def __getitem__(self, entry: int):
+    def __getitem__(self, entry: int) -> Request:
+        # Typed for its readers, which read live entries only (a free id's None is never read).
         item = self._items[entry]
         return item.unpack() if type(item) is PackedRequest else item
 
-    def __setitem__(self, entry: int, request) -> None:
+    def __setitem__(self, entry: int, request: Request | PackedRequest | None) -> None:
         if type(request) is Request:
             request = PackedRequest(request, self._shared)
         self._items[entry] = request

@@ -11,9 +11,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lxml import etree
+
+if TYPE_CHECKING:
+    from scrapy.http import Response
 
 _NON_TEXT = ("script", "style", "noscript", "template")
 #: The text of an element, in C (a fraction of the cost of joining its itertext()).
@@ -52,11 +55,11 @@ def normalize_space(text: str) -> str:
     return " ".join(text.split())
 
 
-def _element_text(element) -> str:
+def _element_text(element: etree._Element) -> str:
     return normalize_space(" ".join(element.itertext()))
 
 
-def body_text(root) -> str:
+def body_text(root: etree._Element) -> str:
     """Visible text of a parsed page (lxml root): the body without scripts, styles
     and comments, with a space between elements so words never run together."""
     body = root.find("body")
@@ -72,7 +75,7 @@ def body_text(root) -> str:
     return normalize_space(" ".join(parts))
 
 
-def link_density(root, text_length: int) -> float:
+def link_density(root: etree._Element, text_length: int) -> float:
     """Share of the body's text that is link text."""
     if not text_length:
         return 0.0
@@ -82,11 +85,13 @@ def link_density(root, text_length: int) -> float:
     return min(1.0, linked / text_length)
 
 
-def is_html(response) -> bool:
+def is_html(response: Response) -> bool:
     """Whether a response is an HTML (or XHTML) page that Scrapy decoded as text."""
     if not hasattr(response, "selector"):
         return False
-    content_type = response.headers.get(b"Content-Type", b"text/html").split(b";")[0].strip().lower()
+    # Headers.get is typed Optional, but with a default it returns bytes.
+    header = cast(bytes, response.headers.get(b"Content-Type", b"text/html"))
+    content_type = header.split(b";")[0].strip().lower()
     return content_type in (b"text/html", b"application/xhtml+xml", b"")
 
 

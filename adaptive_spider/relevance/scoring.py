@@ -31,6 +31,8 @@ from adaptive_spider.bm25 import crawl_idf, length_norm, tf_saturation
 from adaptive_spider.text import QUERY_STOP_WORDS, ascii_words, is_content_word, light_stem
 
 if TYPE_CHECKING:  # pagetext imports this module: PageFields is only named in annotations here
+    from collections.abc import Iterable, Mapping
+
     from adaptive_spider.relevance.pagetext import PageFields
 
 #: The crawl's stop list for query words (kept under its old name for importers).
@@ -74,7 +76,7 @@ class QueryTerms:
     ("coroutine" matches "coroutines"), shorter ones match whole words.
     """
 
-    def __init__(self, query: str = "", keywords=(), keyword_weight: float = 2.0):
+    def __init__(self, query: str = "", keywords: Iterable[str] = (), keyword_weight: float = 2.0) -> None:
         weights: dict[str, float] = {}
         for word in tokenize(query):
             stem = light_stem(word)
@@ -95,7 +97,7 @@ class QueryTerms:
         return len(self.terms)
 
     @staticmethod
-    def _compile(terms: list[str]):
+    def _compile(terms: list[str]) -> re.Pattern[str] | None:
         """One pattern for every word that any term matches (longest terms first)."""
         if not terms:
             return None
@@ -170,12 +172,12 @@ class RelevanceScorer:
     def __init__(
         self,
         terms: QueryTerms,
-        field_weights=None,
+        field_weights: Mapping[str, float] | None = None,
         k1: float = 1.2,
         b: float = 0.75,
         link_discount: float = 0.5,
         half: float = 0.1,
-    ):
+    ) -> None:
         self.terms = terms
         field_weights = field_weights or {"title": 2.0, "headings": 1.0, "body": 1.0, "url": 1.0}
         self.field_weights = np.array([float(field_weights.get(f, 0.0)) for f in self.FIELDS])

@@ -15,8 +15,13 @@ network copied from the online one every ``target_update`` steps.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterable
 
 import numpy as np
+import numpy.typing as npt
+
+#: The frontier's ``next_actions``: page keys -> (actions b x k x f, bases b x k, mask b x k).
+NextActions = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 class QNetwork:
@@ -39,8 +44,14 @@ class QNetwork:
     """
 
     def __init__(
-        self, n_features=11, hidden=(30, 15), learning_rate=0.003, huber_delta=1.0, zero_output=False, random_state=0
-    ):
+        self,
+        n_features: int = 11,
+        hidden: Iterable[int] = (30, 15),
+        learning_rate: float = 0.003,
+        huber_delta: float = 1.0,
+        zero_output: bool = False,
+        random_state: int | None = 0,
+    ) -> None:
         self.n_features = n_features
         self.hidden = tuple(hidden)
         self.learning_rate = learning_rate
@@ -92,7 +103,7 @@ class QNetwork:
         self.__dict__.update(state)
         self._set_parameters(flat)
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: npt.ArrayLike) -> np.ndarray:
         """Q-values of a batch of feature vectors (shape ``(n,)``)."""
         activation = np.asarray(X, dtype=np.float64)
         last = len(self.weights) - 1
@@ -103,11 +114,11 @@ class QNetwork:
                 np.maximum(activation, 0.0, out=activation)
         return activation[:, 0]
 
-    def partial_fit(self, X, y) -> float:
+    def partial_fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> float:
         """One Adam step on a minibatch toward targets ``y``; returns the mean loss."""
         return huber_loss(self.fit_step(X, y), self.huber_delta)
 
-    def fit_step(self, X, y) -> np.ndarray:
+    def fit_step(self, X: npt.ArrayLike, y: npt.ArrayLike) -> np.ndarray:
         """:meth:`partial_fit` without the loss: returns the errors (prediction - target)
         before the step, from which :func:`huber_loss` gives the loss when it is wanted."""
         X = np.asarray(X, dtype=np.float64)
@@ -132,7 +143,7 @@ class QNetwork:
         self._adam_step([*reversed(weight_grads), *reversed(bias_grads)])
         return error
 
-    def _adam_step(self, grads, beta1=0.9, beta2=0.999, eps=1e-8) -> None:
+    def _adam_step(self, grads: list[np.ndarray], beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8) -> None:
         """One Adam update of every parameter; ``grads`` in the order of weights then biases."""
         self.n_updates += 1
         correction1 = 1.0 - beta1**self.n_updates
@@ -175,7 +186,7 @@ class ReplayMemory:
     def __len__(self) -> int:
         return self.size
 
-    def add(self, x, base: float, reward: float, next_key: int) -> None:
+    def add(self, x: np.ndarray, base: float, reward: float, next_key: int) -> None:
         self.X[self.cursor] = x
         self.bases[self.cursor] = base
         self.rewards[self.cursor] = reward
@@ -211,15 +222,15 @@ class DoubleDQN:
 
     def __init__(
         self,
-        n_features=11,
-        hidden=(30, 15),
-        learning_rate=0.003,
-        gamma=0.6,
-        batch_size=32,
-        replay_size=20000,
-        target_update=50,
-        random_state=0,
-    ):
+        n_features: int = 11,
+        hidden: Iterable[int] = (30, 15),
+        learning_rate: float = 0.003,
+        gamma: float = 0.6,
+        batch_size: int = 32,
+        replay_size: int = 20000,
+        target_update: int = 50,
+        random_state: int | None = 0,
+    ) -> None:
         self.gamma = gamma
         self.batch_size = batch_size
         self.target_update = target_update
@@ -231,11 +242,11 @@ class DoubleDQN:
         self.n_steps = 0
         self._last_error: np.ndarray | None = None
 
-    def predict(self, X, base) -> np.ndarray:
+    def predict(self, X: npt.ArrayLike, base: np.ndarray | float) -> np.ndarray:
         """Q-values of actions with features ``X`` and baselines ``base``."""
         return self.online.predict(X) + base
 
-    def remember(self, x, base: float, reward: float, next_key: int) -> None:
+    def remember(self, x: np.ndarray, base: float, reward: float, next_key: int) -> None:
         self.memory.add(x, base, reward, next_key)
 
     @property
@@ -245,11 +256,11 @@ class DoubleDQN:
             return float("nan")
         return huber_loss(self._last_error, self.online.huber_delta)
 
-    def train_step(self, next_actions) -> float | None:
+    def train_step(self, next_actions: NextActions) -> float | None:
         """One minibatch update; ``None`` while the memory is too small."""
         return self.train_steps(1, next_actions)
 
-    def train_steps(self, n: int, next_actions) -> float | None:
+    def train_steps(self, n: int, next_actions: NextActions) -> float | None:
         """``n`` minibatch updates in a row (the last one's loss; ``None`` while the memory
         is too small). The next actions of all ``n`` minibatches are read in one call:
         nothing they depend on changes between the updates."""
@@ -274,7 +285,7 @@ class DoubleDQN:
                 self.target.copy_weights_from(self.online)
         return self.last_loss
 
-    def _bootstrap(self, next_state) -> np.ndarray:
+    def _bootstrap(self, next_state: tuple[np.ndarray, ...]) -> np.ndarray:
         """``Q_target(argmax_a Q_online(a))`` per next state; 0 for terminal states.
 
         ``next_state`` is ``(actions, mask)``: the actions' features (b x k x f)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
+import numpy.typing as npt
 
 from adaptive_spider.frontier.features import FEATURE_NAMES
 
@@ -30,22 +31,22 @@ class RegressionTree:
     goes left; of equally good splits the first feature's wins.
     """
 
-    def __init__(self, max_leaves=16, min_samples_leaf=8):
+    def __init__(self, max_leaves: int = 16, min_samples_leaf: int = 8) -> None:
         self.max_leaves = max_leaves
         self.min_samples_leaf = min_samples_leaf
 
-    def fit(self, X, y) -> RegressionTree:
+    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> RegressionTree:
         X = np.asarray(X, dtype=np.float32)
         y = np.asarray(y, dtype=np.float64)
         nodes: list[list] = []  # per node: [feature, threshold, left, right, value]
 
-        def new_node(rows) -> int:
+        def new_node(rows: np.ndarray) -> int:
             nodes.append([-1, 0.0, -1, -1, float(y[rows].mean()) if len(rows) else 0.0])
             return len(nodes) - 1
 
         candidates: list = []
 
-        def consider(node, rows) -> None:
+        def consider(node: int, rows: np.ndarray) -> None:
             split = best_split(X[rows], y[rows], self.min_samples_leaf)
             if split is not None:
                 gain, feature, threshold, goes_left = split
@@ -69,7 +70,7 @@ class RegressionTree:
         self.value = np.array([n[4] for n in nodes], dtype=np.float64)
         return self
 
-    def apply(self, X) -> np.ndarray:
+    def apply(self, X: npt.ArrayLike) -> np.ndarray:
         """The leaf node id of each row."""
         X = np.asarray(X, dtype=np.float32)
         node = np.zeros(len(X), dtype=np.int64)
@@ -87,7 +88,7 @@ class RegressionTree:
         return int((self.children_left == -1).sum())
 
 
-def best_split(X: np.ndarray, y: np.ndarray, min_samples_leaf: int):
+def best_split(X: np.ndarray, y: np.ndarray, min_samples_leaf: int) -> tuple[float, int, float, np.ndarray] | None:
     """``(gain, feature, threshold, goes_left)`` of the split of these rows that lowers
     their squared error most, with at least ``min_samples_leaf`` rows on each side;
     None when no split lowers it."""
@@ -98,7 +99,7 @@ def best_split(X: np.ndarray, y: np.ndarray, min_samples_leaf: int):
     left_n = positions.astype(np.float64)
     right_n = n - left_n
     total_sse = float(((y - y.mean()) ** 2).sum())
-    best = None
+    best: tuple[float, int, float, np.ndarray] | None = None
     for feature in range(X.shape[1]):
         order = np.argsort(X[:, feature], kind="stable")
         xs, ys = X[order, feature], y[order]
@@ -128,7 +129,7 @@ class LeafPartition:
         Fewest experience samples per leaf.
     """
 
-    def __init__(self, max_leaves=16, min_samples_leaf=8):
+    def __init__(self, max_leaves: int = 16, min_samples_leaf: int = 8) -> None:
         self.max_leaves = max_leaves
         self.min_samples_leaf = min_samples_leaf
         self.tree_: RegressionTree | None = None
@@ -139,14 +140,14 @@ class LeafPartition:
     def n_leaves(self) -> int:
         return 1 if self.tree_ is None else self.tree_.n_leaves
 
-    def fit(self, X, y) -> LeafPartition:
+    def fit(self, X: np.ndarray, y: np.ndarray) -> LeafPartition:
         tree = RegressionTree(self.max_leaves, self.min_samples_leaf).fit(X, y)
         self._leaf_of_node = np.cumsum(tree.children_left == -1) - 1
         self.tree_ = tree
         self.n_fit_samples_ = len(y)
         return self
 
-    def apply(self, X) -> np.ndarray:
+    def apply(self, X: np.ndarray) -> np.ndarray:
         """Leaf index (0 .. n_leaves-1) of each row."""
         if self.tree_ is None or len(X) == 0:
             return np.zeros(len(X), dtype=np.int64)
@@ -165,7 +166,7 @@ class LeafPartition:
         t = self.tree_
         out: list[str] = []
 
-        def walk(node, conditions):
+        def walk(node: int, conditions: list[str]) -> None:
             if t.children_left[node] == -1:
                 out.append(" and ".join(conditions) or "(all links)")
                 return

@@ -28,7 +28,12 @@ class Choice:
     prior: float = 0.0
 
 
-def link_prior(anchor_similarity, parent_score, context_similarity=0.0, weights=None):
+def link_prior(
+    anchor_similarity: float,
+    parent_score: float,
+    context_similarity: float = 0.0,
+    weights: dict[str, float] | None = None,
+) -> float:
     """A learning-free estimate of a link's value: the best-first baseline's order,
     and the baseline the Q-network learns corrections to.
 

@@ -76,7 +76,7 @@ class LinkGroups(LearningStrategy):
 
     def select(self, tier: int, n: int) -> list[Choice]:
         groups = self.heaps[tier]
-        chosen = []
+        chosen: list[Choice] = []
         while len(chosen) < n:
             live = [group for group, heap in groups.items() if heap]
             if not live:

@@ -17,6 +17,7 @@ import bisect
 import heapq
 from array import array
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -45,23 +46,23 @@ class BestLeafPool:
     arrival orders (the frontier, or its store).
     """
 
-    def __init__(self, entries_of: QueuedEntries, entries=()):
+    def __init__(self, entries_of: QueuedEntries, entries: Iterable[int] = ()) -> None:
         self.entries_of = entries_of
         self.head: list[int] = []
         self.heap: list[int] = []
         self.incoming = array("q", entries)
         self._n_taken = 0  # the head's first keys offered by the last take
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.head) + len(self.heap) + len(self.incoming)
 
-    def put(self, entry):
+    def put(self, entry: int) -> None:
         self.incoming.append(entry)
 
     def put_many(self, entries: np.ndarray) -> None:
         self.incoming.frombytes(entries.astype(np.int64, copy=False).tobytes())
 
-    def take(self, k, rng):
+    def take(self, k: int, rng: np.random.Generator) -> list[int]:
         """The ``k`` best entries (they stay in the pool until :meth:`put_back` says which were picked)."""
         self._settle()
         head, heap = self.head, self.heap
@@ -70,14 +71,14 @@ class BestLeafPool:
         self._n_taken = min(k, len(head))
         return [key & _ENTRY_MASK for key in head[: self._n_taken]]
 
-    def put_back(self, entries) -> None:
+    def put_back(self, entries: Iterable[int]) -> None:
         """Keep the entries of the last take that were not picked; the others leave the pool."""
         kept = set(entries)
         taken, self._n_taken = self._n_taken, 0
         head = self.head
         self.head = [key for key in head[:taken] if key & _ENTRY_MASK in kept] + head[taken:]
 
-    def entries(self):
+    def entries(self) -> list[int]:
         return [key & _ENTRY_MASK for key in self.head + self.heap] + self.incoming.tolist()
 
     def entry_array(self) -> np.ndarray:
@@ -138,22 +139,22 @@ _HEAD_MAX = 64
 class UniformLeafPool:
     """Entries of one leaf, sampled uniformly at random (the TRES paper's rule)."""
 
-    def __init__(self, entries_of: QueuedEntries | None, entries=()):
+    def __init__(self, entries_of: QueuedEntries | None, entries: Iterable[int] = ()) -> None:
         self.items = array("q", entries)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.items)
 
-    def put(self, entry):
+    def put(self, entry: int) -> None:
         self.items.append(entry)
 
     def put_many(self, entries: np.ndarray) -> None:
         self.items.frombytes(entries.astype(np.int64, copy=False).tobytes())
 
-    def put_back(self, entries) -> None:
+    def put_back(self, entries: Iterable[int]) -> None:
         self.items.extend(entries)
 
-    def take(self, k, rng):
+    def take(self, k: int, rng: np.random.Generator) -> list[int]:
         taken = []
         items = self.items
         for _ in range(min(k, len(items))):
@@ -162,18 +163,22 @@ class UniformLeafPool:
             taken.append(items.pop())
         return taken
 
-    def entries(self):
+    def entries(self) -> list[int]:
         return self.items.tolist()
 
     def entry_array(self) -> np.ndarray:
         return np.frombuffer(self.items, dtype=np.int64).copy()
 
 
+#: Either kind of leaf pool (``ADAPTIVE_TREE_LEAF_SAMPLING``): the same methods.
+LeafPool = BestLeafPool | UniformLeafPool
+
+
 def _entry_array() -> array:
     return array("q")
 
 
-def by_leaf(entries: np.ndarray, leaves: np.ndarray):
+def by_leaf(entries: np.ndarray, leaves: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     """``(leaf, entries of that leaf)`` for each leaf present, the entries in their order."""
     order = np.argsort(leaves, kind="stable")
     ordered = leaves[order]
@@ -203,7 +208,7 @@ class Tres(LearningStrategy):
         self.pool_class = BestLeafPool if config.tree_leaf_sampling == "best" else UniformLeafPool
         # Entries not yet in a leaf's pool, by tier: new, put back by the frontier, or re-partitioned.
         self.pending: dict[int, array] = defaultdict(_entry_array)
-        self.pools: dict[int, list] = {}
+        self.pools: dict[int, list[LeafPool]] = {}
         self.n_refits = 0
 
     # -- pools --------------------------------------------------------------------
@@ -213,7 +218,7 @@ class Tres(LearningStrategy):
     def count(self, tier: int) -> int:
         return len(self.pending[tier]) + sum(len(pool) for pool in self.pools.get(tier, ()))
 
-    def _flush(self, tier) -> list:
+    def _flush(self, tier: int) -> list[LeafPool]:
         pools = self.pools.get(tier)
         if pools is None:
             pools = self.pools[tier] = [self.pool_class(self.frontier) for _ in range(self.partition.n_leaves)]
