@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem
@@ -30,6 +30,11 @@ from scrapy.utils.job import job_dir
 
 from adaptive_spider.relevance.pagetext import content_sha1
 from adaptive_spider.settings.config import AdaptiveConfig
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +60,7 @@ def content_digest(item: Any) -> bytes | None:
 class DuplicateContentPipeline:
     """Counts (and optionally drops) items whose content was seen before."""
 
-    def __init__(self, drop: bool = False, jobdir: str | None = None, stats=None):
+    def __init__(self, drop: bool = False, jobdir: str | None = None, stats: StatsCollector | None = None) -> None:
         self.drop = drop
         self.jobdir = jobdir
         self.stats = stats
@@ -63,11 +68,11 @@ class DuplicateContentPipeline:
         self._file: BinaryIO | None = None
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> DuplicateContentPipeline:
         config = AdaptiveConfig.from_settings(crawler.settings)
         return cls(config.drop_duplicates, job_dir(crawler.settings), crawler.stats)
 
-    def open_spider(self, spider=None) -> None:
+    def open_spider(self, spider: Spider | None = None) -> None:
         if not self.jobdir:
             return
         path = Path(self.jobdir, DIGESTS_FILE)
@@ -80,12 +85,12 @@ class DuplicateContentPipeline:
                 path.write_bytes(data[:whole])
         self._file = path.open("ab")
 
-    def close_spider(self, spider=None) -> None:
+    def close_spider(self, spider: Spider | None = None) -> None:
         if self._file is not None:
             self._file.close()
             self._file = None
 
-    def process_item(self, item, spider=None):
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
         digest = content_digest(item)
         if digest is None:
             return item

@@ -37,6 +37,7 @@ import json
 import logging
 from collections import deque
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy import signals
@@ -47,6 +48,13 @@ from scrapy.utils.defer import deferred_from_coro
 from adaptive_spider.crawl.state import CrawlState
 from adaptive_spider.sufficiency.pages import KnowledgePage, is_page_item
 
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.utils.asyncio import AsyncioLoopingCall
+    from twisted.internet.defer import Deferred
+    from twisted.internet.task import LoopingCall
+
 logger = logging.getLogger(__name__)
 
 STATS_PREFIX = "adaptive/sufficiency"
@@ -56,7 +64,7 @@ _AUTO = ("auto", "true", "yes", "1")
 class SufficiencyPipeline:
     """Keeps the knowledge base's sufficiency statistics and stops the crawl when it knows enough."""
 
-    def __init__(self, crawler, state: CrawlState, log_interval: float = 60.0):
+    def __init__(self, crawler: Crawler, state: CrawlState, log_interval: float = 60.0) -> None:
         self.crawler = crawler
         self.state = state
         self.config = state.config
@@ -66,12 +74,12 @@ class SufficiencyPipeline:
         self.stop_reason: str | None = None
         self._low_gain_pages = 0
         # IS after each promising page, for the plateau criterion.
-        self._promising: deque = deque(maxlen=state.config.stop_plateau_window + 1)
-        self._closing = None
-        self._task = None
+        self._promising: deque[float] = deque(maxlen=state.config.stop_plateau_window + 1)
+        self._closing: Deferred[None] | None = None
+        self._task: AsyncioLoopingCall | LoopingCall | None = None
 
     @classmethod
-    def from_crawler(cls, crawler) -> SufficiencyPipeline:
+    def from_crawler(cls, crawler: Crawler) -> SufficiencyPipeline:
         state = CrawlState.of(crawler)
         if not len(state.terms):
             raise NotConfigured("SufficiencyPipeline: the query has no terms (ADAPTIVE_QUERY or -a query=...)")
@@ -81,12 +89,12 @@ class SufficiencyPipeline:
         return pipeline
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def open_spider(self, spider=None) -> None:
+    def open_spider(self, spider: Spider | None = None) -> None:
         if self.log_interval > 0:
             self._task = create_looping_call(self.log_progress)
             self._task.start(self.log_interval, now=False)
 
-    def process_item(self, item, spider=None):
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
         if not ItemAdapter.is_item(item):
             return item
         adapter = ItemAdapter(item)
@@ -113,7 +121,7 @@ class SufficiencyPipeline:
                 self.stop(reason)
         return item
 
-    def spider_closed(self, spider, reason: str) -> None:
+    def spider_closed(self, spider: Spider, reason: str) -> None:
         if self._task is not None and self._task.running:
             self._task.stop()
         summary = self.summary()
@@ -182,7 +190,7 @@ class SufficiencyPipeline:
         """Best expected gain of a queued, ready or in-flight link, and its URL."""
         return self.knowledge.links.best_pending_link(self.in_flight())
 
-    def in_flight(self) -> list:
+    def in_flight(self) -> list[Request]:
         """Requests the engine has taken from the scheduler and not finished with:
         downloading, or downloaded and waiting to be parsed (their pages may still
         bring what the query lacks)."""
@@ -196,14 +204,14 @@ class SufficiencyPipeline:
         return list(requests or ())
 
     # -- progress and reports ------------------------------------------------------------------
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         summary = self.estimator.metrics().as_dict()
         summary["best_gain"] = round(self.best_gain(), 4) if self._has_link_values() else None
         if self.stop_reason:
             summary["stop_reason"] = self.stop_reason
         return summary
 
-    def progress_text(self, summary: dict) -> str:
+    def progress_text(self, summary: dict[str, Any]) -> str:
         best = summary.get("best_gain")
         return (
             f"{summary['pages']} pages ({summary['relevant_pages']} relevant, harvest rate "
@@ -231,7 +239,7 @@ class SufficiencyPipeline:
             return feed.with_name(feed.name.split(".")[0] + ".sufficiency.json")
         return Path("sufficiency.json")
 
-    def write_report(self, path: Path, reason: str, summary: dict) -> None:
+    def write_report(self, path: Path, reason: str, summary: dict[str, Any]) -> None:
         config = self.config
         report = {
             "query": config.query,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from scrapy.core.scheduler import BaseScheduler
@@ -174,7 +174,7 @@ class AdaptiveScheduler(BaseScheduler):
         if self._is_malformed(request):
             return False
         if not request.dont_filter and self.df.request_seen(request):
-            self.df.log(request, self.spider)
+            self.df.log(request, cast("Spider", self.spider))  # open() set it before any request
             self._offer_better_link(request)
             return False
         if self.jobdir is not None:

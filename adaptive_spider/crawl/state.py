@@ -17,7 +17,7 @@ import functools
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
 
@@ -32,6 +32,12 @@ from adaptive_spider.settings.config import AdaptiveConfig
 from adaptive_spider.sufficiency.knowledge import KnowledgeState
 
 if TYPE_CHECKING:
+    import numpy as np
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.statscollectors import StatsCollector
+
     from adaptive_spider.frontier.frontier import Frontier
 
 logger = logging.getLogger(__name__)
@@ -57,7 +63,7 @@ class PageAnalysis:
     page_id: int = -1
 
 
-def _link_origin(request) -> tuple[int, str]:
+def _link_origin(request: Request | None) -> tuple[int, str]:
     """The page a request's link was found on, and the link's context there."""
     if request is None:
         return -1, ""
@@ -68,7 +74,7 @@ def domain_of(url: str) -> str:
     return (urlsplit(url).hostname or "").lower()
 
 
-def request_domain(request) -> str:
+def request_domain(request: Request) -> str:
     """The domain of a request (its parsed URL is cached on the request, as Scrapy does)."""
     return (urlparse_cached(request).hostname or "").lower()
 
@@ -76,7 +82,7 @@ def request_domain(request) -> str:
 class CrawlState:
     """Configuration, relevance, domain profiles and page log of one crawl."""
 
-    def __init__(self, config: AdaptiveConfig, stats=None):
+    def __init__(self, config: AdaptiveConfig, stats: StatsCollector | None = None) -> None:
         self.config = config
         self.stats = stats
         self.terms = QueryTerms(config.query, config.keywords, config.keyword_weight)
@@ -95,23 +101,23 @@ class CrawlState:
         self._warned_no_frontier = False
         self.n_relevant = 0
         self.n_fetched = 0
-        self._analyses: WeakKeyDictionary = WeakKeyDictionary()
+        self._analyses: WeakKeyDictionary[Response, PageAnalysis] = WeakKeyDictionary()
         # URL -> query-term counts per field of pages analysed and not yet read by the
         # sufficiency pipeline (bounded: an item that never reaches it leaves nothing behind).
-        self._field_counts: OrderedDict = OrderedDict()
+        self._field_counts: OrderedDict[str, np.ndarray] = OrderedDict()
         # A link context's query terms (scored with the current statistics on each read).
         self._context_terms = functools.lru_cache(maxsize=CONTEXT_MEMO_SIZE)(self._terms_of_context)
         # -- sufficiency: the knowledge base's statistics and the queued links' expected gain --
         self.knowledge = KnowledgeState.from_config(config, self.terms, self.domains)
 
     @classmethod
-    def of(cls, crawler) -> CrawlState:
+    def of(cls, crawler: Crawler) -> CrawlState:
         """The crawl's state, built from the crawler's settings on first use (the one
         way to reach it: it is kept on the crawler)."""
         state = getattr(crawler, "_adaptive_state", None)
         if state is None:
             state = cls(AdaptiveConfig.from_settings(crawler.settings), getattr(crawler, "stats", None))
-            crawler._adaptive_state = state
+            cast(Any, crawler)._adaptive_state = state  # an attribute of ours, not Crawler's
         return state
 
     def attach_frontier(self, frontier: Frontier) -> None:
@@ -123,7 +129,7 @@ class CrawlState:
             self.stats.inc_value(f"{STATS_PREFIX}/{key}", count)
 
     # -- pages -------------------------------------------------------------------------
-    def analyze(self, response) -> PageAnalysis:
+    def analyze(self, response: Response) -> PageAnalysis:
         """Fields, relevance and content hash of an HTML response, computed once.
 
         The first call logs the page (term statistics, domain relevance, page
@@ -140,21 +146,21 @@ class CrawlState:
             self._analyses[response] = analysis
         return analysis
 
-    def _keep_field_counts(self, url: str, counts) -> None:
+    def _keep_field_counts(self, url: str, counts: np.ndarray) -> None:
         self._field_counts[url] = counts
         if len(self._field_counts) > RECENT_COUNTS:
             self._field_counts.popitem(last=False)
 
-    def take_field_counts(self, url: str):
+    def take_field_counts(self, url: str) -> np.ndarray | None:
         """The query-term counts per field (fields x terms) of a page analysed for ``url``,
         once (None when unknown): the sufficiency estimator counts the same terms."""
         return self._field_counts.pop(url, None)
 
-    def page_id_of(self, response) -> int:
+    def page_id_of(self, response: Response) -> int:
         analysis = self._analyses.get(response)
         return analysis.page_id if analysis is not None else -1
 
-    def _record_page(self, request, url: str, relevance: float) -> int:
+    def _record_page(self, request: Request | None, url: str, relevance: float) -> int:
         domain = domain_of(url)
         domain_id = self.domains.id_of(domain)
         self.domains.record_relevance(domain, relevance)
@@ -168,11 +174,11 @@ class CrawlState:
         self._learn(request, relevance, page_id)
         return page_id
 
-    def reward_nothing(self, request) -> None:
+    def reward_nothing(self, request: Request | None) -> None:
         """A fetch that gave no page (an error status, an exception, a non-HTML body)."""
         self._learn(request, 0.0, -1)
 
-    def _learn(self, request, reward: float, page_id: int) -> None:
+    def _learn(self, request: Request | None, reward: float, page_id: int) -> None:
         decision = request.meta.get(DECISION_KEY) if request is not None else None
         if not isinstance(decision, dict) or "features" not in decision:
             return  # not released by a frontier (another scheduler, a request built by hand)
@@ -204,7 +210,7 @@ class CrawlState:
         return self.pages.parent_score(page_id)
 
     # -- persistence ---------------------------------------------------------------------
-    def state_dict(self) -> dict:
+    def state_dict(self) -> dict[str, Any]:
         return {
             "scorer": self.scorer.state_dict(),
             "domains": self.domains.state_dict(),
@@ -214,7 +220,7 @@ class CrawlState:
             "knowledge": self.knowledge.state_dict(),
         }
 
-    def load_state_dict(self, state: dict) -> None:
+    def load_state_dict(self, state: dict[str, Any]) -> None:
         self.scorer.load_state_dict(state["scorer"])
         self.domains.load_state_dict(state["domains"])
         self.pages.load_state_dict(state["pages"])

@@ -27,7 +27,7 @@ import pickle
 import secrets
 import socket
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from scrapy import signals
@@ -50,7 +50,9 @@ from adaptive_spider.frontier.linkevidence import record_outlink
 from adaptive_spider.settings.config import ConfigError
 
 if TYPE_CHECKING:
+    from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
 
     from adaptive_spider.sufficiency.linkvalues import LinkValues
@@ -61,7 +63,8 @@ try:
     from scrapy_redis.dupefilter import RFPDupeFilter
 except ImportError:  # the optional "distributed" extra is not installed
     get_redis_from_settings = None
-    RedisError = OSError
+    # A name bound to one of two classes is untypable; without redis, from_crawler refuses to build the scheduler.
+    RedisError = OSError  # type: ignore[misc,assignment]
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +96,7 @@ class DistributedScheduler(AdaptiveScheduler):
         flush_on_start: bool = False,
         stats: StatsCollector | None = None,
         crawler: Crawler | None = None,
-    ):
+    ) -> None:
         super().__init__(dupefilter, state=state, jobdir=None, stats=stats, crawler=crawler)
         self.server = server
         self.keys = keys
@@ -113,10 +116,10 @@ class DistributedScheduler(AdaptiveScheduler):
         self.starving = False
         self.stopping = False
         self.last_sync = 0.0
-        self._wake_request = None
+        self._wake_request: Request | None = None
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> DistributedScheduler:
         if get_redis_from_settings is None:
             raise NotConfigured("DistributedScheduler needs scrapy-redis: pip install 'adaptive-spider[distributed]'")
         settings = crawler.settings
@@ -140,7 +143,7 @@ class DistributedScheduler(AdaptiveScheduler):
         return None
 
     # -- lifecycle -----------------------------------------------------------------------
-    def open(self, spider):
+    def open(self, spider: Spider) -> Any:
         self.spider = spider
         self.state.attach_frontier(self.frontier)
         try:
@@ -179,7 +182,7 @@ class DistributedScheduler(AdaptiveScheduler):
         )
         return None
 
-    def close(self, reason: str):
+    def close(self, reason: str) -> Any:
         if self.loop.running:
             self.loop.stop()
         if not self.joined:  # refused at open: nothing of the crawl to record or give back
@@ -214,13 +217,13 @@ class DistributedScheduler(AdaptiveScheduler):
             return False
 
     # -- enqueue: to the shared queue ------------------------------------------------------------
-    def enqueue_request(self, request) -> bool:
+    def enqueue_request(self, request: Request) -> bool:
         if request is self._wake_request:
             return True  # already held locally; engine.crawl() only woke the engine
         if self._is_malformed(request):
             return False
         if self._shared_duplicate(request):
-            self.df.log(request, self.spider)
+            self.df.log(request, cast("Spider", self.spider))  # open() set it before any request
             # scrapy-redis' filter does not count what it filters; Scrapy's own does.
             if self.stats is not None:
                 self.stats.inc_value("dupefilter/filtered")
@@ -233,7 +236,7 @@ class DistributedScheduler(AdaptiveScheduler):
             self._publish()
         return True
 
-    def _shared_duplicate(self, request) -> bool:
+    def _shared_duplicate(self, request: Request) -> bool:
         # A start request is dont_filter, yet every worker's spider yields it:
         # the shared filter lets one worker have it (retries keep dont_filter).
         meta = request.meta
@@ -242,7 +245,7 @@ class DistributedScheduler(AdaptiveScheduler):
             return False
         # Most duplicates are links this worker met before: answered without a
         # Redis round trip. A fingerprint new here asks the shared filter.
-        fingerprint = self.df.request_fingerprint(request)
+        fingerprint = cast(Any, self.df).request_fingerprint(request)  # scrapy-redis' RFPDupeFilter
         if fingerprint in self.seen_here:
             return True
         self.seen_here.add(fingerprint)
@@ -279,7 +282,7 @@ class DistributedScheduler(AdaptiveScheduler):
         self.counts.inc("distributed/published", len(payloads))
 
     # -- release: from the shared queue ---------------------------------------------------------
-    def next_request(self):
+    def next_request(self) -> Request | None:
         if self.stopping:
             return None
         try:
@@ -374,7 +377,7 @@ class DistributedScheduler(AdaptiveScheduler):
         finally:
             self._wake_request = None
 
-    def _spider_idle(self, spider) -> None:
+    def _spider_idle(self, spider: Spider) -> None:
         if self.stopping:
             return
         try:
@@ -394,7 +397,7 @@ class DistributedScheduler(AdaptiveScheduler):
             raise CloseSpider(stop["reason"])
         raise DontCloseSpider
 
-    def _response_received(self, response, request, spider) -> None:
+    def _response_received(self, response: Response, request: Request, spider: Spider) -> None:
         latency = request.meta.get("download_latency")
         if latency is not None:
             self.domain_sync.record_latency(domain_of(response.url), latency)
@@ -402,13 +405,13 @@ class DistributedScheduler(AdaptiveScheduler):
         if budget and not self.stopping and self.registry.count_page() >= budget:
             self._follow_stop(self._record_stop("closespider_pagecount"))
 
-    def _record_stop(self, reason: str) -> dict:
+    def _record_stop(self, reason: str) -> dict[str, Any]:
         if self.registry.record_stop(reason):
             self._set_stat("stop_recorded", reason)
             logger.info("Recorded the crawl's stop: %s", reason, extra={"spider": self.spider})
         return self.registry.stop_record() or {"reason": reason, "worker": self.worker}
 
-    def _follow_stop(self, stop: dict) -> None:
+    def _follow_stop(self, stop: dict[str, Any]) -> None:
         if self.stopping or self.crawler is None or self.crawler.engine is None:
             return
         self.stopping = True
@@ -427,6 +430,6 @@ class DistributedScheduler(AdaptiveScheduler):
         for start in range(0, len(keys), 500):
             self.server.delete(*keys[start : start + 500])
 
-    def _set_stat(self, key: str, value) -> None:
+    def _set_stat(self, key: str, value: Any) -> None:
         if self.stats is not None:
             self.stats.set_value(f"adaptive/distributed/{key}", value)

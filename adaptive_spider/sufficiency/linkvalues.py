@@ -39,9 +39,9 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -64,6 +64,11 @@ _DOMAIN_PSEUDO_PAGES = 5.0
 _DOMAIN_SMOOTHING = 0.05
 _COMPACT_MIN = 1024
 
+#: A float, or an array of them: the formulas value one link or a batch of links alike.
+FloatOrArray = TypeVar("FloatOrArray", float, np.ndarray)
+#: ``domain_id -> (failure_rate, relevance_sum, pages, crawl_relevance)``.
+DomainStats = Callable[[int], tuple[float, float, int, float]]
+
 
 # -- pure functions ------------------------------------------------------------------------
 def preview_terms(terms: QueryTerms, anchor: str, url: str) -> tuple[int, ...]:
@@ -73,19 +78,23 @@ def preview_terms(terms: QueryTerms, anchor: str, url: str) -> tuple[int, ...]:
     return terms.present_ids(f"{(anchor or '').lower()} {url_words(url)}")
 
 
-def link_relevance(similarity: float, parent_relevance: float, parent_weight: float) -> float:
+def link_relevance(similarity: FloatOrArray, parent_relevance: FloatOrArray, parent_weight: float) -> FloatOrArray:
     return similarity + (1.0 - similarity) * parent_weight * parent_relevance
 
 
 def link_novelty(
-    term_ids, importance: np.ndarray, covered: np.ndarray, overall_coverage: float, consistency: float = 1.0
+    term_ids: Sequence[int],
+    importance: np.ndarray,
+    covered: np.ndarray,
+    overall_coverage: float,
+    consistency: float = 1.0,
 ) -> float:
     """``1 - Consistency x`` (importance-weighted coverage of the preview's terms)."""
     view = KnowledgeView(np.asarray(importance), np.asarray(covered), overall_coverage, consistency, 0)
     return novelty_of(view.similarity_and_known(term_ids)[1], consistency)
 
 
-def novelty_of(known, consistency):
+def novelty_of(known: FloatOrArray, consistency: float) -> FloatOrArray:
     """Novelty from the known share of a preview's terms (floats or arrays)."""
     return 1.0 - consistency * known
 
@@ -108,7 +117,7 @@ def domain_authority(
     return value if pages > 0 else value * new_domain
 
 
-def expected_gain(relevance: float, novelty: float, authority: float) -> float:
+def expected_gain(relevance: FloatOrArray, novelty: FloatOrArray, authority: FloatOrArray) -> FloatOrArray:
     return relevance * novelty * authority
 
 
@@ -124,14 +133,14 @@ class KnowledgeView:
     version: int
     #: ``importance`` and ``covered`` as lists: a link has a handful of terms, and
     #: indexing a list costs a fraction of numpy's per-call overhead.
-    importance_values: list = field(init=False, repr=False, compare=False)
-    covered_values: list = field(init=False, repr=False, compare=False)
+    importance_values: list[float] = field(init=False, repr=False, compare=False)
+    covered_values: list[float] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "importance_values", np.asarray(self.importance, dtype=np.float64).tolist())
         object.__setattr__(self, "covered_values", np.asarray(self.covered, dtype=np.float64).tolist())
 
-    def similarity_and_known(self, terms) -> tuple[float, float]:
+    def similarity_and_known(self, terms: Sequence[int]) -> tuple[float, float]:
         """The summed importance of a preview's terms, and their importance-weighted
         coverage (``coverage`` for a preview without terms): see :func:`link_novelty`."""
         if not terms:
@@ -168,14 +177,14 @@ class LinkValues:
         self,
         terms: QueryTerms,
         view: Callable[[], KnowledgeView],
-        domain_stats: Callable | None = None,
+        domain_stats: DomainStats | None = None,
         *,
         parent_weight: float = 0.3,
         depth_decay: float = 0.1,
         query_penalty: float = 0.5,
         new_domain: float = 0.5,
         max_refresh: int = 64,
-    ):
+    ) -> None:
         self.terms = terms
         self.view = view
         self.domain_stats = domain_stats
@@ -185,11 +194,11 @@ class LinkValues:
         self.new_domain = new_domain
         self.max_refresh = max_refresh
         self.links = LinkColumns()
-        self.ready: dict = {}  # released requests not yet handed to the engine
+        self.ready: dict[Request, bool] = {}  # released requests not yet handed to the engine
         # Released requests (ready or in flight) -> their link, re-valued when asked. The
         # recent ones only: a crawl that never asks (no sufficiency stop) would keep every
         # request it ever released; an older one is valued by its gain at release.
-        self.pending: OrderedDict = OrderedDict()
+        self.pending: OrderedDict[Request, QueuedLink] = OrderedDict()
         # URL -> gain when it left the frontier (recent ones). Ordered dicts: dropping the
         # oldest of a plain dict walks over its deleted slots, on every release.
         self._released: OrderedDict[str, float] = OrderedDict()
@@ -257,7 +266,13 @@ class LinkValues:
 
     # -- the queue -----------------------------------------------------------------------
     def add(
-        self, entry: int, anchor: str, url: str, parent_relevance: float, domain_id: int | None = None, preview=None
+        self,
+        entry: int,
+        anchor: str,
+        url: str,
+        parent_relevance: float,
+        domain_id: int | None = None,
+        preview: LinkPreview | None = None,
     ) -> None:
         """A link joined the frontier as ``entry``. ``preview``: the link's
         :class:`~adaptive_spider.relevance.linkpreview.LinkPreview`, if the caller has it (saves parsing the URL).
