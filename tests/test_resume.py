@@ -10,6 +10,7 @@ scheduler. The journal on disk says which ones they were at the kill.
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from scrapy import Request
 
 from adaptive_spider.demo.site import QUERY, DemoSite
 from adaptive_spider.demo.traps import TrapSite, serve
-from adaptive_spider.frontier.journal import FrontierJournal, replay
+from adaptive_spider.frontier.journal import FrontierJournal, replay, request_data
 from adaptive_spider.crawl.jobdir import snapshot_items
 from tests.test_scheduler import make_scheduler as scheduler_on
 
@@ -57,7 +58,7 @@ def queue_on_disk(jobdir: Path) -> tuple[set[str], set[str]]:
 
     def url(item):
         kind, data = item
-        return data["url"] if kind == "journal" else data["request"]["url"]
+        return request_data(data)["url"] if kind == "journal" else data["request"]["url"]
 
     return {url(i) for i in queued.values()}, {url(i) for i in in_flight.values()}
 
@@ -154,6 +155,70 @@ def test_clean_close_then_reopen_keeps_the_journal_format(tmp_path, strategy):
         scheduler.enqueue_request(Request(f"http://foo.test/{i}"))
     scheduler.next_request()
     scheduler.close("shutdown")
-    assert not list(tmp_path.glob("adaptive_journal.*"))  # a clean close leaves only the snapshot
+    # A clean close leaves the state snapshot and the queue compacted into the base, no generation.
+    assert sorted(path.name for path in tmp_path.glob("adaptive_*")) == ["adaptive_frontier.pickle", "adaptive_journal.base"]
     reopened = make_scheduler(tmp_path, ADAPTIVE_STRATEGY=strategy)
     assert len(reopened) == 5
+
+
+# -- snapshots that never freeze the crawl: the journal is the queue, compacted in the background --
+def queued_urls_after_a_kill(jobdir) -> set[str]:
+    """What a crawl resumed from ``jobdir`` queues (queued and in flight)."""
+    queued, in_flight = queue_on_disk(jobdir)
+    return queued | in_flight
+
+
+def test_a_periodic_snapshot_writes_the_state_not_the_queue_and_compacts_in_the_background(tmp_path):
+    scheduler = make_scheduler(tmp_path, ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS=0)
+    for i in range(200):
+        scheduler.enqueue_request(Request(f"http://foo.test/{i}"))
+    taken = [scheduler.next_request().url for _ in range(20)]
+    scheduler.jobdir.write_snapshot()
+    journal = scheduler.jobdir.journal
+    with (tmp_path / "adaptive_frontier.pickle").open("rb") as handle:
+        snapshot = pickle.load(handle)
+    assert snapshot["frontier"]["entries"] == [] and snapshot["version"] == 3  # no request serialised again
+    # The crawl goes on while the base is written: more requests, more releases.
+    for i in range(200, 260):
+        scheduler.enqueue_request(Request(f"http://foo.test/{i}"))
+    taken += [scheduler.next_request().url for _ in range(10)]
+    journal.wait()
+    assert journal.compactions == 1
+    assert sorted(path.name for path in tmp_path.glob("adaptive_journal.*")) == ["adaptive_journal.1", "adaptive_journal.base"]
+    # Killed now (no close): every request is queued or in flight, none lost.
+    assert queued_urls_after_a_kill(tmp_path) == {f"http://foo.test/{i}" for i in range(260)}
+    assert queue_on_disk(tmp_path)[1] == set(taken)  # the in-flight ones, and only those, come back as such
+
+
+def test_a_kill_during_compaction_loses_nothing(tmp_path):
+    """Until the new base replaces the old one, the generations it covers stay on disk."""
+    scheduler = make_scheduler(tmp_path, ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS=0)
+    for i in range(50):
+        scheduler.enqueue_request(Request(f"http://foo.test/{i}"))
+    scheduler.jobdir.write_snapshot()
+    scheduler.jobdir.journal.wait()
+    for i in range(50, 80):
+        scheduler.enqueue_request(Request(f"http://foo.test/{i}"))
+    expected = {f"http://foo.test/{i}" for i in range(80)}
+    journal = scheduler.jobdir.journal
+    journal.close()
+    # The kill came while the next base was being written: a partial file, nothing replaced.
+    (tmp_path / "adaptive_journal.partial").write_bytes(b"\x00\x00\x01\x00torn")
+    assert queued_urls_after_a_kill(tmp_path) == expected
+    resumed = make_scheduler(tmp_path)
+    assert len(resumed) == 80
+
+
+def test_rolls_while_a_compaction_runs_are_folded_into_the_next_one(tmp_path):
+    scheduler = make_scheduler(tmp_path, ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS=0)
+    journal = scheduler.jobdir.journal
+    for round_ in range(5):
+        for i in range(40):
+            scheduler.enqueue_request(Request(f"http://foo.test/{round_}/{i}"))
+        scheduler.next_request()
+        scheduler.jobdir.write_snapshot()
+    journal.wait()
+    scheduler.jobdir.write_snapshot()
+    journal.wait()
+    assert sorted(path.name for path in tmp_path.glob("adaptive_journal.*")) == ["adaptive_journal.base"]
+    assert len(queued_urls_after_a_kill(tmp_path)) == 200

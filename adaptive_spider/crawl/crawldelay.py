@@ -15,11 +15,12 @@ Stats: ``adaptive/robotstxt/crawl_delay_sites``.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from adaptive_spider.crawl.engine_internals import download_slot
 from adaptive_spider.settings.config import AdaptiveConfig
 
 if TYPE_CHECKING:
@@ -57,23 +58,22 @@ class RobotsCrawlDelay:
         delay = robotparser.crawl_delay(user_agent)
         if not delay or delay <= 0:
             return
-        key = self._slot_key(request)
+        key, slot = download_slot(self.crawler, request)
+        if not key:
+            return
         self.delays[key] = min(float(delay), self.max_delay)
         self.crawler.stats.inc_value("adaptive/robotstxt/crawl_delay_sites")
         logger.info("robots.txt of %s asks for a crawl delay of %ss; using %ss", key, delay, self.delays[key])
-        self._apply(key)
+        self._apply(key, slot)
 
     def request_reached_downloader(self, request: Request, spider: Spider | None = None) -> None:
         if self.delays:
-            key = self._slot_key(request)
+            key, slot = download_slot(self.crawler, request)
             if key in self.delays:
-                self._apply(key)
+                self._apply(key, slot)
 
-    def _slot_key(self, request: Request) -> str:
-        return self.crawler.engine.downloader.get_slot_key(request)
-
-    def _apply(self, key: str) -> None:
-        slot = self.crawler.engine.downloader.slots.get(key)
+    def _apply(self, key: str, slot: Any | None) -> None:
+        """Scrapy recreates a slot that was idle for a while: the delay is set again on each request."""
         if slot is None:
             return
         delay = self.delays[key]

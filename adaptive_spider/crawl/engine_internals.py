@@ -40,9 +40,16 @@ def _warn_once(what: str) -> None:
         )
 
 
+def _engine(crawler: Crawler | None) -> Any | None:
+    try:
+        return getattr(crawler, "engine", None)
+    except RuntimeError:  # Scrapy 2.19: Crawler.engine is not set before the crawl starts
+        return None
+
+
 def requests_in_progress(crawler: Crawler | None) -> set[Request] | None:
     """The requests the engine is working on (download and scraping); None without an engine."""
-    engine = getattr(crawler, "engine", None)
+    engine = _engine(crawler)
     if engine is None:
         return None
     slot = getattr(engine, "_slot", None)
@@ -58,7 +65,8 @@ def requests_in_progress(crawler: Crawler | None) -> set[Request] | None:
 
 def download_slot(crawler: Crawler, request: Request) -> tuple[str, Any | None]:
     """The download slot key of a request and the downloader's slot for it (None until it exists)."""
-    downloader = crawler.engine.downloader if crawler.engine is not None else None
+    engine = _engine(crawler)
+    downloader = engine.downloader if engine is not None else None
     get_key = getattr(downloader, "get_slot_key", None)
     slots = getattr(downloader, "slots", None)
     if get_key is None or not isinstance(slots, dict):

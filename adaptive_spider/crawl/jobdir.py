@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scrapy.utils.request import request_from_dict
 
+from adaptive_spider.crawl.engine_internals import requests_in_progress
 from adaptive_spider.crawl.state import PARENT_KEY, CrawlState, request_domain
 from adaptive_spider.frontier.features import FEATURE_NAMES, STATIC_NAMES
 from adaptive_spider.frontier.journal import (
@@ -34,7 +35,7 @@ from adaptive_spider.frontier.journal import (
     TAKE,
     FrontierJournal,
     replay,
-    requests_in_progress,
+    request_data,
 )
 
 if TYPE_CHECKING:
@@ -152,7 +153,9 @@ class JobDirQueue:
         self._flush_dupefilter()
         seq = self.journal.assign(request.meta)
         try:
-            self.journal.append((ADD, seq, request.to_dict(spider=self.spider)))
+            # Pickled apart: compaction copies the record without unpickling the request.
+            data = pickle.dumps(request.to_dict(spider=self.spider), protocol=pickle.HIGHEST_PROTOCOL)
+            self.journal.append((ADD, seq, data))
         except Exception as exc:  # a lambda callback, an unpicklable meta value...
             logger.warning("Unable to journal request %s in JOBDIR: %s", request, exc, extra={"spider": self.spider})
             del request.meta[SEQ_KEY]
@@ -231,31 +234,53 @@ class JobDirQueue:
             self.inc_stat("unserializable", lost)
         return snapshot
 
+    def state_snapshot(self) -> dict:
+        """The crawl's state without its queue (model, domain profiles, page log, knowledge):
+        with the journal, the queue is on disk already."""
+        return {
+            "version": 3,
+            "strategy": self.config.strategy,
+            "crawl": self.state.state_dict(),
+            "frontier": self.frontier.state_dict(None),
+            "ready": [],
+            "in_flight": [],
+        }
+
     def save(self) -> None:
         """Save the queue at a clean close."""
+        if self.journal is not None:
+            # At a clean close the engine has finished every request it was given.
+            for seq in self.in_flight:
+                self.journal.append((DONE, seq))
+            self.in_flight.clear()
+            self._flush_dupefilter()
+            self.journal.write_snapshot(self.state_snapshot(), wait=True)
+            self.journal.close()
+            logger.info(
+                "AdaptiveScheduler: %d queued requests are in %s",
+                len(self.frontier) + len(self.ready),
+                self.journal.base_path,
+                extra={"spider": self.spider},
+            )
+            return
         # At a clean close the engine has finished every request it was given:
         # nothing is in flight any more.
         snapshot = self.snapshot(in_flight=False)
-        if self.journal is not None:
-            self._flush_dupefilter()
-            self.journal.write_snapshot(snapshot)
-            self.journal.close()
-            path = self.journal.snapshot_path
-        else:
-            path = self._state_path()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_suffix(".partial")
-            with partial.open("wb") as handle:
-                pickle.dump(snapshot, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            partial.replace(path)
+        path = self._state_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".partial")
+        with partial.open("wb") as handle:
+            pickle.dump(snapshot, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        partial.replace(path)
         saved = len(snapshot["frontier"]["entries"]) + len(snapshot["ready"])
         logger.info("AdaptiveScheduler: saved %d queued requests to %s", saved, path, extra={"spider": self.spider})
 
     def write_snapshot(self) -> None:
-        """A periodic snapshot (with the journal): the state after every record so far."""
+        """A periodic snapshot (with the journal): the crawl's state now; the journal
+        generations before it are compacted in the background."""
         assert self.journal is not None, "periodic snapshots belong to the journal"
         self._flush_dupefilter()
-        self.journal.write_snapshot(self.snapshot(in_flight=True))
+        self.journal.write_snapshot(self.state_snapshot())
         self.inc_stat("journal/snapshots", 1)
 
     def _flush_dupefilter(self) -> None:
@@ -321,8 +346,8 @@ class JobDirQueue:
             static = np.array([features[column] for column in _STATIC_COLUMNS], dtype=np.float32)
             domain_id = self.state.domains.id_of(request_domain(request))
             self.frontier.add(request, static, domain_id, data["parent"], data.get("prior", 0.0))
-        else:  # journaled after the snapshot (or in flight at it): features are computed again
-            request = self._deserialize(data)
+        else:  # from the journal: features are computed again
+            request = self._deserialize(request_data(data))
             parent = request.meta.get(PARENT_KEY, -1)
             if isinstance(parent, int) and parent >= len(self.state.pages):
                 request.meta[PARENT_KEY] = -1  # a page fetched after the snapshot: not in the restored log

@@ -45,6 +45,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.defer import deferred_from_coro
 
+from adaptive_spider.crawl.engine_internals import requests_in_progress
 from adaptive_spider.crawl.state import CrawlState
 from adaptive_spider.sufficiency.pages import KnowledgePage, is_page_item
 
@@ -194,13 +195,7 @@ class SufficiencyPipeline:
         """Requests the engine has taken from the scheduler and not finished with:
         downloading, or downloaded and waiting to be parsed (their pages may still
         bring what the query lacks)."""
-        engine = getattr(self.crawler, "engine", None)
-        # The engine slot's in-progress set covers download and scraping (Scrapy 2.13-2.19);
-        # the downloader's active set, download only.
-        slot = getattr(engine, "_slot", None)
-        requests = getattr(slot, "inprogress", None)
-        if requests is None:
-            requests = getattr(getattr(engine, "downloader", None), "active", ())
+        requests = requests_in_progress(self.crawler)
         return list(requests or ())
 
     # -- progress and reports ------------------------------------------------------------------

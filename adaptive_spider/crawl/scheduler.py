@@ -29,11 +29,11 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy.utils.request import request_from_dict
 
 from adaptive_spider.crawl.canonical import parts_have_valid_host
+from adaptive_spider.crawl.engine_internals import requests_in_progress
 from adaptive_spider.crawl.jobdir import JobDirQueue, request_to_dict, snapshot_items
 from adaptive_spider.crawl.state import DECISION_KEY, PARENT_KEY, CrawlState
 from adaptive_spider.frontier.features import describe
 from adaptive_spider.frontier.frontier import Frontier
-from adaptive_spider.frontier.journal import requests_in_progress
 from adaptive_spider.frontier.linkevidence import (
     LinkEvidence,
     anchor_text,

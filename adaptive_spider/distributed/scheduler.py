@@ -17,6 +17,9 @@ shutdown of that worker alone) records the reason once, and the others follow.
 When a worker leaves a crawl that goes on, the requests it held return to the
 shared queue; the last worker out of a stopped crawl deletes its keys unless
 ``SCHEDULER_PERSIST`` is set.
+
+Why one module of some 400 lines: it is the AdaptiveScheduler's counterpart on Redis (the
+shared queue's publish, claim and wake-up cycle); its payloads are apart (sharedentries).
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ A :class:`FrontierListener` hears of every entry that joins or leaves (the
 sufficiency link values keep each queued link's expected gain that way), and a
 strategy reads the entries through the frontier's public methods only (see
 :class:`~adaptive_spider.frontier.strategies.base.QueuedEntries`).
+
+Why one module of some 400 lines: tiers, domain filters, probes, the cold-start hold and
+the listener all act on the same entries in one release round; split, each would need the
+others' state.
 """
 
 from __future__ import annotations
@@ -372,17 +376,18 @@ class Frontier:
         }
 
     # -- persistence ---------------------------------------------------------------------
-    def state_dict(self, serialize: Callable[[Request], dict | None]) -> dict:
+    def state_dict(self, serialize: Callable[[Request], dict | None] | None) -> dict:
         """Everything queued (requests through ``serialize``) and the strategy's model.
 
-        Requests ``serialize`` rejects (returns ``None``) are counted, not saved.
+        Requests ``serialize`` rejects (returns ``None``) are counted, not saved. Without
+        ``serialize``, the queue is left out (the JOBDIR journal holds it already).
         """
         store = self.store
         entries, lost = [], 0
-        live = sorted(store.live_ids(), key=lambda e: store.order[e])
+        live = sorted(store.live_ids(), key=lambda e: store.order[e]) if serialize is not None else []
         for entry in live:
             request = store.requests[entry]
-            data = serialize(request)
+            data = serialize(request) if serialize is not None else None
             if data is None:
                 lost += 1
                 continue

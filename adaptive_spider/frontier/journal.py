@@ -1,4 +1,4 @@
-"""FrontierJournal: a crawl's queue survives a killed process.
+"""FrontierJournal: a crawl's queue survives a killed process, and saving it never freezes the crawl.
 
 Scrapy's JOBDIR keeps a crawl's state between runs, but the scheduler writes
 it only when the crawl closes cleanly; a crawl killed with SIGKILL (or by the
@@ -6,7 +6,8 @@ OOM killer, or a power cut of its container) would lose everything queued.
 The journal makes the queue durable as the crawl goes:
 
 - every request the scheduler accepts gets a sequence number
-  (``request.meta["adaptive_seq"]``) and an ``add`` record with the request;
+  (``request.meta["adaptive_seq"]``) and an ``add`` record with the request
+  (pickled once, when it is queued);
 - every request it hands to the engine gets a ``take`` record;
 - every taken request the engine has finished with gets a ``done`` record.
   *Finished* is the engine's own notion: the response (or failure) was
@@ -15,13 +16,21 @@ The journal makes the queue durable as the crawl goes:
 
 Records are appended to ``JOBDIR/adaptive_journal.<generation>`` and flushed
 to the operating system at once, so a killed process loses nothing that was
-recorded. Every few seconds (``ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS``) the
-scheduler writes a full snapshot (queue, model, domain profiles, page log) to
-``JOBDIR/adaptive_frontier.pickle`` and starts a new generation, so the journal
-stays short. A resumed crawl loads the snapshot and replays the journals of
-its generation and later: requests added and not taken are queued again, and
-so are requests taken and not done — the requests that were *in flight* when
-the process died. Those, and only those, may be fetched a second time.
+recorded. The journal *is* the queue on disk: a snapshot never serialises the
+queued requests again. Every few seconds (``ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS``)
+the scheduler *rolls* the journal: it writes the crawl's state without its queue
+(model, domain profiles, page log: ``JOBDIR/adaptive_frontier.pickle``) and starts
+a new generation, and a background thread *compacts* the generations before it
+into ``JOBDIR/adaptive_journal.base``: the ``add`` records of requests not done
+(copied as they are, not unpickled and pickled again) and the ``take`` records of
+those in flight. The thread reads only closed files, and the reactor only appends
+to the new generation, so the crawl goes on while the base is written; a kill in
+the middle leaves the old base and every generation it did not cover.
+
+A resumed crawl loads the state and replays the base and the generations after
+it: requests added and not taken are queued again, and so are requests taken and
+not done — the requests that were *in flight* when the process died. Those, and
+only those, may be fetched a second time.
 
 File format of a journal: records of a 4-byte big-endian payload length, the
 payload's 4-byte CRC-32, and the payload (a pickled tuple). A record cut short
@@ -34,6 +43,7 @@ import logging
 import os
 import pickle
 import struct
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -46,32 +56,58 @@ logger = logging.getLogger(__name__)
 SEQ_KEY = "adaptive_seq"
 SNAPSHOT_FILE = "adaptive_frontier.pickle"
 JOURNAL_PREFIX = "adaptive_journal."
+BASE_FILE = "adaptive_journal.base"
 ADD, TAKE, DONE = "add", "take", "done"
 
 _HEADER = struct.Struct(">II")
 
 
+def read_raw_records(path: Path) -> Iterator[bytes]:
+    """The payloads of the whole records of a journal file, in order (a torn tail is skipped).
+
+    Read as a stream: a base of a million queued requests is not held in memory twice.
+    """
+    with path.open("rb") as handle:
+        offset = 0
+        while True:
+            header = handle.read(_HEADER.size)
+            if len(header) < _HEADER.size:
+                if header:
+                    logger.warning("Journal %s: record at byte %d is cut short; replay stops there", path, offset)
+                return
+            length, crc = _HEADER.unpack(header)
+            payload = handle.read(length)
+            if len(payload) < length or zlib.crc32(payload) != crc:
+                logger.warning("Journal %s: record at byte %d is cut short; replay stops there", path, offset)
+                return
+            yield payload
+            offset += _HEADER.size + length
+
+
 def read_records(path: Path) -> Iterator[tuple]:
-    """The whole records of a journal file, in order (a torn tail is skipped)."""
-    data = path.read_bytes()
-    offset = 0
-    while offset + _HEADER.size <= len(data):
-        length, crc = _HEADER.unpack_from(data, offset)
-        start = offset + _HEADER.size
-        payload = data[start : start + length]
-        if len(payload) < length or zlib.crc32(payload) != crc:
-            logger.warning("Journal %s: record at byte %d is cut short; replay stops there", path, offset)
-            return
+    """The whole records of a journal file, unpickled, in order (a torn tail is skipped)."""
+    for payload in read_raw_records(path):
         yield pickle.loads(payload)
-        offset = start + length
 
 
-def replay(queued: dict[int, object], in_flight: dict[int, object], events: Iterable[tuple]) -> tuple[dict, dict]:
+def encode_record(record: tuple) -> bytes:
+    """One record as it is written: header (length, CRC-32) and the pickled tuple."""
+    payload = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(len(payload), zlib.crc32(payload)) + payload
+
+
+def request_data(data: bytes | dict) -> dict:
+    """The request dict of an ``add`` record (pickled apart since the journal is the queue)."""
+    return pickle.loads(data) if isinstance(data, bytes) else data
+
+
+def replay(queued: dict[int, Any], in_flight: dict[int, Any], events: Iterable[tuple]) -> tuple[dict, dict]:
     """Apply journal events to a snapshot's queued and in-flight requests.
 
     Both map sequence numbers to whatever describes a request; ``add`` events
-    bring ``("journal", request_dict)``. Returns the requests still queued and
-    those in flight (taken, not done), each by sequence number.
+    bring ``("journal", request)`` (a pickled request dict, see :func:`request_data`).
+    Returns the requests still queued and those in flight (taken, not done), each
+    by sequence number.
     """
     queued, in_flight = dict(queued), dict(in_flight)
     for event in events:
@@ -87,15 +123,48 @@ def replay(queued: dict[int, object], in_flight: dict[int, object], events: Iter
     return queued, in_flight
 
 
+def compact(sources: Iterable[Path], covers: int, target: Path) -> tuple[int, int]:
+    """Write ``target``: a base journal of the requests that ``sources`` leave not done.
+
+    A base starts with a ``("base", covers)`` record (the last generation it covers),
+    then the ``add`` record of every request not done, byte for byte as it was written,
+    then a ``take`` record for each of those in flight. Returns (queued, in flight).
+    """
+    added: dict[int, bytes] = {}
+    taken: set[int] = set()
+    for source in sources:
+        for payload in read_raw_records(source):
+            kind, seq = pickle.loads(payload)[:2]  # an add's request stays pickled: this is cheap
+            if kind == ADD:
+                added[seq] = payload
+            elif kind == TAKE:
+                taken.add(seq)
+            elif kind == DONE:
+                added.pop(seq, None)
+                taken.discard(seq)
+    partial = target.with_suffix(".partial")
+    with partial.open("wb") as handle:
+        handle.write(encode_record(("base", covers)))
+        for payload in added.values():  # in the order they were added
+            handle.write(_HEADER.pack(len(payload), zlib.crc32(payload)) + payload)
+        in_flight = [seq for seq in added if seq in taken]
+        for seq in in_flight:
+            handle.write(encode_record((TAKE, seq)))
+        handle.flush()
+        os.fsync(handle.fileno())
+    partial.replace(target)
+    return len(added) - len(in_flight), len(in_flight)
+
+
 class FrontierJournal:
-    """The snapshot and journal files of one JOBDIR.
+    """The state snapshot, the journal generations and the compacted base of one JOBDIR.
 
     Parameters
     ----------
     jobdir : str
         Scrapy's JOBDIR.
     snapshot_seconds : float
-        Seconds between snapshots (0: only when asked, e.g. at close).
+        Seconds between rolls (0: only when asked, e.g. at close).
     clock : callable
         Monotonic time source.
     """
@@ -109,30 +178,49 @@ class FrontierJournal:
         self.records = 0
         self._file: BinaryIO | None = None
         self._last_snapshot = clock()
+        self._compaction: threading.Thread | None = None
+        self.compactions = 0
 
     @property
     def snapshot_path(self) -> Path:
         return self.dir / SNAPSHOT_FILE
+
+    @property
+    def base_path(self) -> Path:
+        return self.dir / BASE_FILE
 
     def journal_path(self, generation: int) -> Path:
         return self.dir / f"{JOURNAL_PREFIX}{generation}"
 
     # -- reading ---------------------------------------------------------------------------
     def recover(self) -> tuple[dict | None, list[tuple]]:
-        """The last snapshot (None if there is none) and the events recorded after it."""
+        """The last state snapshot (None if there is none) and the events to replay on it."""
         snapshot = None
         if self.snapshot_path.exists():
             with self.snapshot_path.open("rb") as handle:
                 snapshot = pickle.load(handle)
-            self.generation = snapshot.get("journal_generation", 0)
             self.next_seq = snapshot.get("next_seq", 0)
+        generations = self._generations()
         events: list[tuple] = []
-        for generation in self._generations():
-            if generation >= self.generation:
+        if snapshot is not None and snapshot.get("frontier", {}).get("entries"):
+            # A snapshot that holds the queue itself (written before the journal was the queue,
+            # or at a clean close without the journal): replay what came after it.
+            first = snapshot.get("journal_generation", 0)
+        else:
+            covers = -1
+            if self.base_path.exists():
+                records = read_records(self.base_path)
+                covers = next(records, ("base", -1))[1]
+                events.extend(records)
+            first = covers + 1
+        for generation in generations:
+            if generation >= first:
                 events.extend(read_records(self.journal_path(generation)))
         for event in events:
             if event[0] == ADD:
                 self.next_seq = max(self.next_seq, event[1] + 1)
+        known = [*generations, snapshot.get("journal_generation", 0) if snapshot else 0]
+        self.generation = max(known)  # appended to until the next roll (which resume does at once)
         return snapshot, events
 
     def _generations(self) -> list[int]:
@@ -156,20 +244,25 @@ class FrontierJournal:
 
         A record that cannot be pickled raises before anything is written.
         """
-        payload = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+        data = encode_record(record)
         if self._file is None:
             self.dir.mkdir(parents=True, exist_ok=True)
             self._file = self.journal_path(self.generation).open("ab")
-        self._file.write(_HEADER.pack(len(payload), zlib.crc32(payload)) + payload)
+        self._file.write(data)
         self._file.flush()
         self.records += 1
 
     def snapshot_due(self) -> bool:
         return bool(self.snapshot_seconds) and self.clock() - self._last_snapshot >= self.snapshot_seconds
 
-    def write_snapshot(self, snapshot: dict) -> None:
-        """Write ``snapshot`` atomically as the state after every record so far, and
-        start a new journal generation (older journals are deleted)."""
+    def persisting(self) -> bool:
+        """Whether a compaction is still being written in the background."""
+        return self._compaction is not None and self._compaction.is_alive()
+
+    def write_snapshot(self, snapshot: dict, *, wait: bool = False) -> None:
+        """Roll the journal: write ``snapshot`` (the crawl's state without its queue)
+        atomically, start a new generation, and compact the ones before it into the base
+        in a background thread (``wait``: in this thread, e.g. at close)."""
         self.dir.mkdir(parents=True, exist_ok=True)
         snapshot = {**snapshot, "journal_generation": self.generation + 1, "next_seq": self.next_seq}
         partial = self.snapshot_path.with_suffix(".partial")
@@ -179,37 +272,48 @@ class FrontierJournal:
             os.fsync(handle.fileno())
         partial.replace(self.snapshot_path)
         self._close_file()
+        covers = self.generation
         self.generation += 1
         self.records = 0
-        for generation in self._generations():
-            if generation < self.generation:
-                self.journal_path(generation).unlink(missing_ok=True)
         self._last_snapshot = self.clock()
+        if self.persisting():
+            if not wait:
+                return  # the next roll compacts these generations too
+            self.wait()
+        if wait:
+            self._compact(covers)
+        else:
+            self._compaction = threading.Thread(
+                target=self._compact, args=(covers,), name="journal-compaction", daemon=True
+            )
+            self._compaction.start()
+
+    def _compact(self, covers: int) -> None:
+        """Fold the base and every generation up to ``covers`` into a new base; delete them."""
+        try:
+            sources = [self.base_path] if self.base_path.exists() else []
+            previous = next(read_records(self.base_path), ("base", -1))[1] if sources else -1
+            generations = [g for g in self._generations() if previous < g <= covers]
+            sources += [self.journal_path(g) for g in generations]
+            compact(sources, covers, self.base_path)
+            for generation in self._generations():
+                if generation <= covers:
+                    self.journal_path(generation).unlink(missing_ok=True)
+            self.compactions += 1
+        except Exception:  # the old base and generations stay: nothing is lost, the next roll retries
+            logger.exception("Journal compaction in %s failed", self.dir)
+
+    def wait(self) -> None:
+        """Wait for a compaction in the background to finish."""
+        if self._compaction is not None:
+            self._compaction.join()
+            self._compaction = None
 
     def close(self) -> None:
+        self.wait()
         self._close_file()
 
     def _close_file(self) -> None:
         if self._file is not None:
             self._file.close()
             self._file = None
-
-
-def requests_in_progress(crawler: Any) -> set | None:
-    """The requests the engine is working on (None when there is no engine).
-
-    ``crawler`` is duck-typed (a crawler, one not started yet, or None), hence ``Any``.
-
-    A request is in the engine's in-progress set from the moment the scheduler
-    hands it over until its response or failure went through the spider and
-    every request that produced reached the scheduler — exactly the moment
-    the journal may call it done. Scrapy has no public API for that set (the
-    engine waits on it before it closes a spider), so it is read here, in one
-    place.
-    """
-    try:
-        engine = crawler.engine
-    except (AttributeError, RuntimeError):  # no crawler, or the crawl has not started
-        return None
-    in_progress = getattr(getattr(engine, "_slot", None), "inprogress", None)
-    return in_progress if isinstance(in_progress, set) else None

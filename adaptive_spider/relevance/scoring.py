@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from adaptive_spider.bm25 import crawl_idf, length_norm, tf_saturation
+from adaptive_spider.settings import defaults
 from adaptive_spider.text import QUERY_STOP_WORDS, ascii_words, is_content_word, light_stem
 
 if TYPE_CHECKING:  # pagetext imports this module: PageFields is only named in annotations here
@@ -173,13 +174,13 @@ class RelevanceScorer:
         self,
         terms: QueryTerms,
         field_weights: Mapping[str, float] | None = None,
-        k1: float = 1.2,
-        b: float = 0.75,
-        link_discount: float = 0.5,
-        half: float = 0.1,
+        k1: float = defaults.ADAPTIVE_RELEVANCE_K1,
+        b: float = defaults.ADAPTIVE_RELEVANCE_B,
+        link_discount: float = defaults.ADAPTIVE_RELEVANCE_LINK_DISCOUNT,
+        half: float = defaults.ADAPTIVE_RELEVANCE_HALF,
     ) -> None:
         self.terms = terms
-        field_weights = field_weights or {"title": 2.0, "headings": 1.0, "body": 1.0, "url": 1.0}
+        field_weights = field_weights or defaults.ADAPTIVE_RELEVANCE_FIELD_WEIGHTS
         self.field_weights = np.array([float(field_weights.get(f, 0.0)) for f in self.FIELDS])
         self.k1 = k1
         self.b = b

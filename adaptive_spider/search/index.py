@@ -7,6 +7,10 @@ fuzzy correction and completion of query words (:mod:`.fuzzy`), the stored
 fields shown with hits (:mod:`.fields`) and, when given a directory, the index
 file (:mod:`.storage`).  New documents are pending until the next search merges
 them into the postings, and are written to disk as a new segment on :meth:`commit`.
+
+Why one module of some 400 lines: SearchIndex is the public face of the index (open,
+add, commit, optimise, search); postings, storage, ranking, feedback, boosts, fields and
+fuzzy correction are each in their own module and only composed here.
 """
 
 from __future__ import annotations

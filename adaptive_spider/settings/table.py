@@ -11,6 +11,9 @@ added in one place and forgotten in another:
 - docs/settings.md (``python -m adaptive_spider.settings.docs``), which a test
   keeps current;
 - the warning about an ``ADAPTIVE_*`` name that is not here (a typo).
+
+Why one long module: it is the table itself, one entry per setting (about a hundred), as
+Scrapy's default_settings.py is; no logic lives here.
 """
 
 from __future__ import annotations

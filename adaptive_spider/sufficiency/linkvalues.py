@@ -32,6 +32,9 @@ any time; it feeds the ``no_promising_links`` stop.
 (:class:`~adaptive_spider.frontier.frontier.FrontierListener`): the frontier tells
 it of every link queued, released or dropped, and the scheduler of every released
 request it hands to the engine.
+
+Why one module of some 400 lines: the scalar and the batch valuation of a link must use the
+same formulas and the same cached domain terms; their column storage is apart (linkcolumns).
 """
 
 from __future__ import annotations
