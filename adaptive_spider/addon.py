@@ -11,12 +11,16 @@ Everything is set with the ``addon`` priority, so the project's own settings and
 
 from __future__ import annotations
 
-from scrapy.settings import BaseSettings
+import logging
+
+from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 from scrapy.utils.misc import load_object
 
 from adaptive_spider.settings.config import AdaptiveConfig, default_values, warn_unknown_settings
 
 SCHEDULER = "adaptive_spider.crawl.scheduler.AdaptiveScheduler"
+
+logger = logging.getLogger(__name__)
 
 #: Every component of a focused crawl: (component dict setting, class path, order).
 COMPONENTS = (
@@ -44,6 +48,7 @@ class AdaptiveAddon:
         for name, value in default_values().items():
             settings.set(name, value, "addon")
         settings.set("SCHEDULER", SCHEDULER, "addon")
+        warn_if_scheduler_overridden(settings)
         # An HTTP port that runs code and a telnet console have no place in an
         # unattended crawler; a project can still turn them on explicitly.
         settings.set("REMOTE_CONTROL_ENABLED", False, "addon")
@@ -51,3 +56,28 @@ class AdaptiveAddon:
         for setting, path, order in COMPONENTS:
             settings.setdefault_in_component_priority_dict(setting, load_object(path), order)
         AdaptiveConfig.from_settings(settings)
+
+
+def warn_if_scheduler_overridden(settings: BaseSettings) -> None:
+    """A project's own ``SCHEDULER`` (every scrapy-redis project sets one) wins over the
+    add-on's: the crawl then runs but is not focused. Say so at start, with the fix."""
+    if settings.getpriority("SCHEDULER") in (None, SETTINGS_PRIORITIES["addon"]):
+        return
+    configured = settings["SCHEDULER"]
+    scheduler = load_object(configured) if isinstance(configured, str) else configured
+    # Not issubclass: Scrapy's BaseScheduler metaclass calls any class with a scheduler's methods a subclass.
+    if isinstance(scheduler, type) and load_object(SCHEDULER) in scheduler.__mro__:
+        return  # ours, or built on ours (the distributed scheduler)
+    name = configured if isinstance(configured, str) else f"{scheduler.__module__}.{scheduler.__qualname__}"
+    fix = (
+        "For scrapy-redis, use SCHEDULER = 'adaptive_spider.distributed.scheduler.DistributedScheduler' "
+        "(a focused scheduler on the same Redis)."
+        if name.startswith("scrapy_redis.")
+        else "Remove SCHEDULER from the project's settings (or -s) to let the add-on install its own."
+    )
+    logger.warning(
+        "SCHEDULER is %s, set by the project: the add-on's %s is not used, so this crawl is not focused. %s",
+        name,
+        SCHEDULER,
+        fix,
+    )

@@ -113,3 +113,34 @@ def test_everything_served_listens_on_loopback_only(server, tmp_path, request):
         (tmp_path / "index.html").write_text("<html><body>hello</body></html>")
         command = [sys.executable, "-m", "benchmarks.webbench.server", "--port", "0", "--folder", str(tmp_path)]
     assert serve_and_check(command, tmp_path) == {"127.0.0.1"}
+
+
+# -- a project's own SCHEDULER --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "scheduler, warned",
+    [
+        (None, False),
+        ("adaptive_spider.crawl.scheduler.AdaptiveScheduler", False),
+        ("adaptive_spider.distributed.scheduler.DistributedScheduler", False),
+        ("scrapy.core.scheduler.Scheduler", True),
+        ("scrapy_redis.scheduler.Scheduler", True),
+    ],
+)
+def test_a_project_scheduler_that_overrides_the_addons_is_named_with_the_fix(scheduler, warned, caplog):
+    import logging
+
+    from scrapy import Spider
+    from scrapy.utils.test import get_crawler
+
+    settings = {"ADDONS": {"adaptive_spider.addon.AdaptiveAddon": 0}, "ADAPTIVE_QUERY": "widgets"}
+    if scheduler:
+        settings["SCHEDULER"] = scheduler
+    with caplog.at_level(logging.WARNING, logger="adaptive_spider.addon"):
+        crawler = get_crawler(Spider, settings)
+    messages = [record.getMessage() for record in caplog.records if record.name == "adaptive_spider.addon"]
+    assert bool(messages) == warned, messages
+    if warned:
+        assert scheduler in messages[0] and "AdaptiveScheduler" in messages[0]
+        assert ("DistributedScheduler" in messages[0]) == scheduler.startswith("scrapy_redis")
+    else:
+        assert crawler.settings["SCHEDULER"] in (scheduler, "adaptive_spider.crawl.scheduler.AdaptiveScheduler")
