@@ -7,7 +7,12 @@ escaped on the server (``html.escape``) or inserted as ``textContent`` in the
 browser, and a Content-Security-Policy forbids inline scripts as a second line
 of defence.
 
-Routes: ``/`` the page (``?index=&q=&top=&k=&b=&weights=&formula=&feedback=``),
+Each hit reads like a search result rather than a database row: its title
+(linked when the document has an http(s) URL), the URL, a snippet of its text
+around the densest run of query words, and the query words highlighted with
+``<mark>``; ``top`` hits a page, ``page`` (1-based) pages through the rest.
+
+Routes: ``/`` the page (``?index=&q=&top=&page=&k=&b=&weights=&formula=&feedback=``),
 ``/api/search`` the same as JSON, ``/api/suggest?index=&q=`` suggestions,
 ``/static/search.js`` and ``/static/search.css``.
 """
@@ -15,6 +20,7 @@ Routes: ``/`` the page (``?index=&q=&top=&k=&b=&weights=&formula=&feedback=``),
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
 from html import escape
@@ -24,13 +30,23 @@ from pathlib import Path
 from typing import Any, overload
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from .analysis import Analyzer
 from .errors import SearchError
 from .index import SearchIndex
-from .ranking import SearchResults
+from .ranking import Hit, SearchResults
 from .synonyms import SynonymDictionary
 
 MAX_TOP = 100
-CELL_CHARS = 300
+#: Deeper pages than this are refused: nobody reads them, and each costs a bigger top-k selection.
+MAX_PAGE = 1000
+TITLE_CHARS = 120
+URL_CHARS = 100
+#: Length of a snippet; it opens a little before its first query word so that the word has context.
+SNIPPET_CHARS = 240
+SNIPPET_LEAD = 60
+#: The same word split as the analyzer (adaptive_spider.text.words), with positions kept for highlighting.
+_WORD = re.compile(r"[^\W_]+")
+_WEB_URL = re.compile(r"https?://", re.IGNORECASE)
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
     "connect-src 'self'; img-src 'self'; form-action 'self'; "
@@ -137,11 +153,13 @@ class SearchApp:
     def _search(self, params: Params) -> tuple[str, SearchIndex, SearchResults]:
         name, index = self._index(params)
         top = int(_number(params, "top", self.top, 1, MAX_TOP))
+        page = int(_number(params, "page", 1, 1, MAX_PAGE))
         feedback = _number(params, "feedback", None, 0, 100)
         with self._lock:
             results = index.search(
                 params.get("q", ""),
                 top=top,
+                offset=(page - 1) * top,
                 k=_number(params, "k", None, 0, 100),
                 b=_number(params, "b", None, 0, 1),
                 word_weights=params.get("weights") or None,
@@ -171,32 +189,68 @@ class SearchApp:
             name, index = self._index(params)
             if "q" in params:
                 name, index, results = self._search(params)
-                body = self.results_html(index, results)
+                body = self.results_html(index, results, params)
         except SearchError as problem:
             status, error = 400, str(problem)
             name = params.get("index", "")
         html = self.layout(params, name, error, body)
         return status, "text/html; charset=utf-8", html.encode()
 
-    def columns(self, index: SearchIndex) -> list[str]:
-        return [index.id_field, *index.fields, *sorted(index.numeric_fields)]
-
-    def results_html(self, index: SearchIndex, results: SearchResults) -> str:
+    def results_html(self, index: SearchIndex, results: SearchResults, params: Params) -> str:
+        """The corrections made, the count, one result per hit and the links to the other pages."""
         notes = "".join(
             f'<p class="correction">Searched for <b>{escape(new)}</b> instead of <s>{escape(old)}</s>.</p>'
             for old, new in results.corrections.items()
         )
-        columns = self.columns(index)
-        head = "".join(f"<th>{escape(column)}</th>" for column in columns) + "<th>score</th>"
-        rows = []
-        for hit in results.hits:
-            cells = "".join(f"<td>{escape(_cell(hit.fields.get(column, '')))}</td>" for column in columns)
-            rows.append(f"<tr>{cells}<td>{hit.score:.3f}</td></tr>")
-        return (
-            f'{notes}<p id="total">{results.total} matching documents</p>'
-            f'<table id="results"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table>"
+        top = int(_number(params, "top", self.top, 1, MAX_TOP))
+        page = int(_number(params, "page", 1, 1, MAX_PAGE))
+        first = (page - 1) * top + 1
+        shown = f", showing {first}–{first + len(results.hits) - 1}" if results.hits else ""
+        if not results.hits and results.total:
+            shown = f"; page {page} is past the last one"
+        hits = "".join(self.hit_html(index, hit, set(results.terms)) for hit in results.hits)
+        listing = f'<ol id="results" start="{first}">{hits}</ol>' if hits else ""
+        return f'{notes}<p id="total">{results.total} matching documents{shown}</p>{listing}' + self.pages_html(
+            params, page, top, results.total
         )
+
+    def hit_html(self, index: SearchIndex, hit: Hit, terms: set[str]) -> str:
+        """One result: linked title, URL, snippet and the score (plus any numeric fields, which formulas use).
+
+        Only an http(s) URL becomes a link, so a crawled ``javascript:`` address stays text.
+        """
+        fields = hit.fields
+        url = next((_text(v) for v in (hit.id, fields.get("url")) if v and _WEB_URL.match(_text(v))), "")
+        title_field = "title" if "title" in index.fields or "title" in fields else None
+        title = _text(fields.get(title_field, "")).strip() if title_field else ""
+        title_html = _highlight(_shorten(title or url or hit.id, TITLE_CHARS), terms, index.analyzer)
+        if url:
+            heading = f'<a class="title" href="{escape(url, quote=True)}">{title_html}</a>'
+        else:
+            heading = f'<span class="title">{title_html}</span>'
+        texts = [_text(fields[name]) for name in index.fields if name != title_field and fields.get(name)]
+        snippet = _snippet(texts, terms, index.analyzer)
+        numeric = [name for name in sorted(index.numeric_fields) if name in fields]
+        numbers = "".join(f" · {escape(name)} {escape(_number_text(fields[name]))}" for name in numeric)
+        return (
+            f'<li class="hit">{heading}<div class="url">{escape(_shorten(url or hit.id, URL_CHARS))}</div>'
+            + (f'<p class="snippet">{snippet}</p>' if snippet else "")
+            + f'<div class="meta">score {hit.score:.3f}{numbers}</div></li>'
+        )
+
+    def pages_html(self, params: Params, page: int, top: int, total: int) -> str:
+        """Previous and next links that keep every other parameter of the search."""
+        last = min(MAX_PAGE, max(1, -(-total // top)))
+        if last == 1 and page == 1:
+            return ""
+
+        def link(number: int, rel: str, label: str) -> str:
+            query = urlencode({**params, "page": str(number)})
+            return f'<a rel="{rel}" class="{rel}" href="/?{escape(query, quote=True)}">{label}</a>'
+
+        previous = link(min(page - 1, last), "prev", "← Previous") if page > 1 else ""
+        following = link(page + 1, "next", "Next →") if page < last else ""
+        return f'<nav class="pages">{previous}<span>Page {page} of {last}</span>{following}</nav>'
 
     def layout(self, params: Params, current: str, error: str, body: str) -> str:
         options = "".join(
@@ -234,9 +288,69 @@ class SearchApp:
 </body></html>"""
 
 
-def _cell(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
+def _text(value: Any) -> str:
+    """A stored value as text: fields hold any JSON value (lists of headings, numbers), the page shows text."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _number_text(value: Any) -> str:
+    """A stored number for reading: 0.736 rather than 0.7360184 (the JSON API keeps every digit)."""
+    return f"{value:.3g}" if isinstance(value, float) else _text(value)
+
+
+def _shorten(text: str, limit: int) -> str:
+    """*text* cut to *limit* characters: a crawled title or URL can be any length and must not break the layout."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _matches(text: str, terms: set[str], analyzer: Analyzer) -> list[re.Match[str]]:
+    """The words of *text* whose index term is a query term: the words the ranking matched."""
+    return [m for m in _WORD.finditer(text) if analyzer.term(m.group().lower()) in terms]
+
+
+def _highlight(text: str, terms: set[str], analyzer: Analyzer, start: int = 0, end: int | None = None) -> str:
+    """``text[start:end]`` escaped, with each query word in ``<mark>``."""
+    end = len(text) if end is None else end
+    parts, at = [], start
+    for match in _matches(text[start:end], terms, analyzer):
+        word_start, word_end = start + match.start(), start + match.end()
+        parts.append(escape(text[at:word_start]))
+        parts.append(f"<mark>{escape(text[word_start:word_end])}</mark>")
+        at = word_end
+    parts.append(escape(text[at:end]))
+    return "".join(parts)
+
+
+def _snippet(texts: list[str], terms: set[str], analyzer: Analyzer) -> str:
+    """The window of SNIPPET_CHARS with the most query words, over all *texts*, highlighted.
+
+    Without any query word in the texts (a match through feedback terms or a formula), the
+    opening of the first text: still a fair idea of what the page is.
+    """
+    best: tuple[int, str, int] | None = None  # (query words in the window, text, window start)
+    for raw in texts:
+        text = " ".join(raw.split())  # crawled text: newlines and runs of spaces from the layout
+        positions = [m.start() for m in _matches(text, terms, analyzer)]
+        right = 0
+        for left, position in enumerate(positions):
+            right = max(right, left)
+            while right + 1 < len(positions) and positions[right + 1] < position + SNIPPET_CHARS - SNIPPET_LEAD:
+                right += 1
+            if best is None or right - left + 1 > best[0]:
+                best = (right - left + 1, text, max(0, position - SNIPPET_LEAD))
+        if best is None and text and not positions:
+            best = (0, text, 0)
+    if best is None:
+        return ""
+    _, text, start = best
+    if start:  # open at a word boundary
+        space = text.find(" ", start)
+        start = space + 1 if 0 <= space < start + SNIPPET_LEAD else start
+    end = min(len(text), start + SNIPPET_CHARS)
+    if end < len(text):  # close at a word boundary, after the last query word counted above
+        space = text.rfind(" ", start + SNIPPET_CHARS - SNIPPET_LEAD, end)
+        end = space if space > 0 else end
+    return ("…" if start else "") + _highlight(text, terms, analyzer, start, end) + ("…" if end < len(text) else "")
 
 
 def make_server(app: SearchApp, host: str = "127.0.0.1", port: int = 8080) -> ThreadingHTTPServer:

@@ -38,7 +38,7 @@ from benchmarks.harness.crawl import (
     stop,
 )
 from benchmarks.harness.progress import Progress
-from benchmarks.harness.report import Results
+from benchmarks.harness.report import PLOTS_SKIPPED, Results
 from benchmarks.harness.topics import Labeler, Topic, TopicsError, load_topics
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -424,7 +424,11 @@ def write_outputs(results: Results, out: Path) -> None:
     markdown = results.table(markdown=True)
     (out / "results.md").write_text(f"`{results.meta['command']}`\n\n{markdown}\n", encoding="utf-8")
     plots = results.plot(out)
-    print(f"\nwritten: {out / 'results.json'}, {out / 'results.md'}, {len(plots)} plot(s) in {out}", file=sys.stderr)
+    if plots is None:
+        print(f"\nwritten: {out / 'results.json'}, {out / 'results.md'}", file=sys.stderr)
+        print(PLOTS_SKIPPED, file=sys.stderr)
+    else:
+        print(f"\nwritten: {out / 'results.json'}, {out / 'results.md'}, {len(plots)} plot(s) in {out}", file=sys.stderr)
 
 
 def _use_proxy(proxy: str) -> None:

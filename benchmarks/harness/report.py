@@ -37,6 +37,26 @@ PLOT_COLOURS = {
 }
 
 
+#: Printed instead of the plots when matplotlib is not installed.
+PLOTS_SKIPPED = "plots skipped: pip install '.[bench]' (matplotlib) to get them"
+
+
+def load_pyplot():
+    """matplotlib's pyplot on the file-only Agg backend, or None without matplotlib.
+
+    Imported here, not at the top of the module, so that the harness runs (and prints its
+    tables) without the bench extra.
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 @dataclass
 class TopicResult:
     """Every run of one topic: ``runs[strategy]`` lists one Run per repeat."""
@@ -214,13 +234,15 @@ class Results:
                 )
         return "\n".join(lines)
 
-    def plot(self, folder: Path) -> list[Path]:
-        """One PNG per topic of recall against pages fetched, one line per strategy; and all topics in one."""
-        import matplotlib
+    def plot(self, folder: Path) -> list[Path] | None:
+        """One PNG per topic of recall against pages fetched, one line per strategy; and all topics in one.
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
+        None when matplotlib is missing: it is in the bench extra only, and the tables and the
+        JSON file (the measurements) must not be lost to an ImportError at the very end of a run.
+        """
+        plt = load_pyplot()
+        if plt is None:
+            return None
         written = []
         topics = [t for t, r in self.topics.items() if r.runs]
         for topic_id in topics:

@@ -28,7 +28,7 @@ from adaptive_spider.demo.site import QUERY, DemoSite, serve
 from adaptive_spider.distributed.localredis import LocalRedis, free_port
 
 PROJECT = Path(__file__).resolve().parents[2]
-SCRAPYD_REQUIREMENTS = ["scrapyd>=1.5,<2", "scrapyd-client>=2,<3", "setuptools>=68,<81"]
+SCRAPYD_REQUIREMENTS = ["scrapyd>=1.5,<2", "scrapyd-client>=2,<3", "setuptools>=77,<81"]
 #: Pages of the reference crawls of ``small_site`` (386 pages): its relevant
 #: region (60 pages) lies behind generic hubs; a focused crawl has all of it by
 #: then (in about 115 fetches), a breadth-first crawl none (it starts after ~300).
@@ -54,7 +54,7 @@ def read_jsonl(path: Path) -> list[dict]:
 @pytest.fixture
 def redis_server():
     if shutil.which("redis-server") is None:
-        pytest.fail("redis-server is missing: apt-get install -y redis-server (scripts/setup does)")
+        pytest.fail("redis-server is missing: apt-get install -y redis-server (scripts/setup-system does)")
     with LocalRedis() as server:
         yield server
 

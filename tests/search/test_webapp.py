@@ -34,12 +34,63 @@ def get(app, target):
     return status, kind, body.decode()
 
 
-def test_page_lists_results_with_a_column_per_field(app):
+def test_page_shows_each_hit_as_a_result_with_the_query_words_marked(app):
     status, kind, html = get(app, "/?index=posts&q=pip+install")
     assert status == 200 and kind.startswith("text/html")
-    assert "<th>id</th><th>title</th><th>body</th><th>votes</th><th>score</th>" in html
-    assert "pip install does not work behind a proxy" in html
+    assert "<table" not in html
+    assert '<li class="hit"><span class="title"><mark>pip</mark> <mark>install</mark> does not work behind a proxy</span>' in html
+    assert '<div class="url">p3</div>' in html  # no URL: the id, and the title is not a link
+    assert '<p class="snippet"><mark>pip</mark> <mark>install</mark> times out; configure the proxy for <mark>pip</mark>.</p>' in html
+    assert '<div class="meta">score ' in html and " · votes 40</div>" in html
     assert '<option value="astronomy"' in html
+
+
+def test_a_url_becomes_the_title_link_and_stemmed_words_are_marked(app):
+    _, _, html = get(app, "/?index=astronomy&q=orbiting")
+    assert '<a class="title" href="http://127.0.0.1/moon">http://127.0.0.1/moon</a>' in html  # no title field: the URL
+    assert '<p class="snippet">the moon <mark>orbits</mark> the earth</p>' in html
+
+
+@pytest.fixture
+def pages_app():
+    """Crawled pages: URL ids, a title and a long text, 25 of them matching "telescope"."""
+    index = SearchIndex(fields=["title", "text"], id_field="url")
+    filler = "Plain words about the night sky fill this part of the page. " * 8
+    index.add(
+        {"url": f"http://127.0.0.1/page-{n}.html", "title": f"Telescope notes {n}",
+         "text": f"{filler}A refracting telescope uses a lens; a reflecting telescope a mirror. {filler}"}
+        for n in range(25)
+    )
+    index.add([{"url": "javascript:alert(1)", "title": "Telescope trap", "text": "telescope"}])
+    return SearchApp({"pages": index})
+
+
+def test_snippet_is_the_window_around_the_query_words(pages_app):
+    _, _, html = get(pages_app, "/?q=telescope+lens&top=30")
+    snippet = html.split('<p class="snippet">', 1)[1].split("</p>", 1)[0]
+    assert snippet.startswith("…") and snippet.endswith("…")
+    assert "A refracting <mark>telescope</mark> uses a <mark>lens</mark>; a reflecting <mark>telescope</mark> a mirror." in snippet
+    assert len(snippet.replace("<mark>", "").replace("</mark>", "")) <= 250
+    assert '<a class="title" href="http://127.0.0.1/page-' in html
+    assert '<span class="title"><mark>Telescope</mark> trap</span>' in html  # only http(s) URLs are links
+    assert 'href="javascript:' not in html
+
+
+def test_paging_keeps_the_search_and_offsets_the_hits(pages_app):
+    _, _, html = get(pages_app, "/?q=telescope&top=10&k=1.5")
+    assert "26 matching documents, showing 1–10" in html and html.count('<li class="hit">') == 10
+    assert '<a rel="next" class="next" href="/?q=telescope&amp;top=10&amp;k=1.5&amp;page=2">Next →</a>' in html
+    assert 'rel="prev"' not in html and "Page 1 of 3" in html
+    _, _, page3 = get(pages_app, "/?q=telescope&top=10&k=1.5&page=3")
+    assert "showing 21–26" in page3 and '<ol id="results" start="21">' in page3 and page3.count('<li class="hit">') == 6
+    assert 'rel="next"' not in page3 and 'href="/?q=telescope&amp;top=10&amp;k=1.5&amp;page=2">← Previous</a>' in page3
+    first = {hit["id"] for hit in json.loads(get(pages_app, "/api/search?q=telescope&top=10")[2])["hits"]}
+    third = {hit["id"] for hit in json.loads(get(pages_app, "/api/search?q=telescope&top=10&page=3")[2])["hits"]}
+    assert len(first) == 10 and len(third) == 6 and not first & third
+    _, _, past = get(pages_app, "/?q=telescope&top=10&page=9")
+    assert "page 9 is past the last one" in past and 'href="/?q=telescope&amp;top=10&amp;page=3">← Previous' in past
+    status, _, html = get(pages_app, "/?q=telescope&page=0")
+    assert status == 400 and "page must be between 1" in html
 
 
 def test_every_shown_string_is_escaped(app):
@@ -75,7 +126,7 @@ def test_index_selector_switches_index(app):
     _, _, body = get(app, "/api/search?index=astronomy&q=moon")
     assert json.loads(body)["hits"][0]["id"] == "http://127.0.0.1/moon"
     _, _, html = get(app, "/?index=astronomy&q=moon")
-    assert "<th>url</th><th>text</th><th>score</th>" in html
+    assert '<a class="title" href="http://127.0.0.1/moon">' in html
 
 
 def test_server_binds_to_loopback_by_default(app):
@@ -86,14 +137,25 @@ def test_server_binds_to_loopback_by_default(app):
         server.server_close()
 
 
-@pytest.fixture
-def served(app):
+def serve(app):
     server = make_server(app, port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def served(app):
+    yield from serve(app)
+
+
+@pytest.fixture
+def served_pages(pages_app):
+    yield from serve(pages_app)
 
 
 def in_browser(check) -> None:
@@ -144,16 +206,44 @@ def search_suggest_and_escape(page, served):
     assert suggestion.text_content() == "virtual environment"
     suggestion.dispatch_event("mousedown")
     page.wait_for_url("**q=virtual+environment**", timeout=5000)
-    ids = page.locator("#results tbody tr td:first-child").all_text_contents()
+    ids = page.locator("#results .hit .url").all_text_contents()
     assert set(ids[:2]) == {"p1", "p5"}
 
     # A hostile document title is shown as text and never runs.
     page.fill("#q", "hostile telescope")
     page.press("#q", "Enter")
     page.wait_for_url("**q=hostile+telescope**", timeout=5000)
-    cells = page.locator("#results tbody tr").first.locator("td").all_text_contents()
-    assert cells[0] == HOSTILE_ID
-    assert cells[1] == HOSTILE_TITLE
+    first = page.locator("#results .hit").first
+    assert first.locator(".url").text_content() == HOSTILE_ID
+    assert first.locator(".title").text_content() == HOSTILE_TITLE
     assert page.locator("#results img, #results script, #results svg").count() == 0
     assert page.evaluate("window.__pwned") is None
+    assert errors == []
+
+
+@pytest.mark.browser
+def test_browser_result_page_reads_like_one(served_pages):
+    in_browser(lambda page: results_and_paging(page, served_pages))
+
+
+def results_and_paging(page, served):
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{served}/?q=telescope+lens&top=10")
+    hits = page.locator("#results .hit")
+    assert hits.count() == 10
+    title = hits.first.locator("a.title")
+    assert title.get_attribute("href").startswith("http://127.0.0.1/page-")
+    assert title.text_content().startswith("Telescope notes")
+    assert hits.first.locator(".url").text_content() == title.get_attribute("href")
+    marked = hits.first.locator(".snippet mark").all_text_contents()
+    assert {"telescope", "lens"} <= set(marked)
+    assert page.locator("#total").text_content() == "26 matching documents, showing 1–10"
+
+    # The next page keeps the query and shows the next ten.
+    page.locator("a[rel=next]").click()
+    page.wait_for_url("**page=2**", timeout=5000)
+    assert page.locator("#q").input_value() == "telescope lens"
+    assert page.locator("#total").text_content().endswith("showing 11–20")
+    assert page.locator("a[rel=prev]").count() == 1 and page.locator("a[rel=next]").count() == 1
     assert errors == []
