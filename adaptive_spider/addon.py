@@ -70,8 +70,9 @@ def warn_if_scheduler_overridden(settings: BaseSettings) -> None:
         return  # ours, or built on ours (the distributed scheduler)
     name = configured if isinstance(configured, str) else f"{scheduler.__module__}.{scheduler.__qualname__}"
     fix = (
-        "For scrapy-redis, use SCHEDULER = 'adaptive_spider.distributed.scheduler.DistributedScheduler' "
-        "(a focused scheduler on the same Redis)."
+        "For scrapy-redis, list adaptive_spider.profiles.DistributedAddon in ADDONS instead: it puts "
+        "adaptive_spider.distributed.scheduler.DistributedScheduler (a focused scheduler on the same Redis) "
+        "in its place."
         if name.startswith("scrapy_redis.")
         else "Remove SCHEDULER from the project's settings (or -s) to let the add-on install its own."
     )

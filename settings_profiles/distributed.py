@@ -8,12 +8,10 @@ the model (see docs/deploy.md):
         -s REDIS_URL=redis://redis-host:6379/0
 
 Needs the ``distributed`` extra: ``pip install 'adaptive-spider[distributed]'``.
+The settings (the DistributedScheduler, ``REDIS_URL``, ``SCHEDULER_PERSIST``) are the
+``DistributedAddon``'s.
 """
 
 from settings_profiles.default import *  # noqa: F403
 
-SCHEDULER = "adaptive_spider.distributed.scheduler.DistributedScheduler"
-# scrapy-redis' connection settings; every worker of a crawl names the same server.
-REDIS_URL = "redis://127.0.0.1:6379/0"
-# Delete the crawl's keys when its last worker leaves a stopped crawl.
-SCHEDULER_PERSIST = False
+ADDONS = {"adaptive_spider.profiles.DistributedAddon": 0}

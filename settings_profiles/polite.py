@@ -1,13 +1,5 @@
-"""Polite profile: few parallel requests per site, AutoThrottle, a fixed delay."""
+"""Polite profile: few parallel requests per site, AutoThrottle, a fixed delay (``PoliteAddon``)."""
 
 from settings_profiles.default import *  # noqa: F403
 
-CONCURRENT_REQUESTS = 8
-CONCURRENT_REQUESTS_PER_DOMAIN = 1
-DOWNLOAD_DELAY = 1.0
-RANDOMIZE_DOWNLOAD_DELAY = True
-AUTOTHROTTLE_ENABLED = True
-AUTOTHROTTLE_START_DELAY = 1.0
-AUTOTHROTTLE_MAX_DELAY = 30.0
-AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
-HTTPCACHE_ENABLED = False
+ADDONS = {"adaptive_spider.profiles.PoliteAddon": 0}

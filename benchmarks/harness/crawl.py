@@ -21,6 +21,7 @@ from scrapy.settings import Settings
 from scrapy.utils.defer import _schedule_coro
 
 from adaptive_spider.addon import SCHEDULER as ADAPTIVE_SCHEDULER
+from adaptive_spider.profiles import apply_profile_settings
 from benchmarks.harness.lockstep import lockstep_settings
 from benchmarks.harness.metrics import Run
 from benchmarks.harness.topics import Topic
@@ -49,6 +50,9 @@ def crawl_settings(strategy: str, options: CrawlOptions) -> Settings:
     """The project's default profile with the benchmark's settings for ``strategy``."""
     settings = Settings()
     settings.setmodule("settings_profiles.default", priority="project")
+    # The profile's crawl settings (its add-on's) now: the stock crawl runs without add-ons
+    # but with the same limits, and the lockstep window reads CONCURRENT_REQUESTS.
+    apply_profile_settings(settings)
     common = {
         "LOG_LEVEL": "WARNING",
         "ROBOTSTXT_OBEY": True,

@@ -31,7 +31,8 @@ from adaptive_spider.relevance.pagetext import PageFields
 from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer
 from spiders.focused import FocusedSpider
 from tests.conftest import crawl_test, project_settings, run_crawl
-from tests.deploy.conftest import PROJECT, clean_env, read_jsonl
+from tests.deploy.conftest import PROJECT, clean_env, finish, read_jsonl, start_crawl
+from tests.deploy.test_dropin import PLAIN_PROJECT
 
 
 @pytest.fixture
@@ -296,3 +297,24 @@ async def test_a_worker_that_leaves_gives_back_what_it_held_and_a_stop_ends_the_
     assert staying.stats.get_value("adaptive/distributed/stop_recorded") == "closespider_pagecount"
     # The last worker out of a stopped crawl deletes it (no SCHEDULER_PERSIST).
     assert queue.server.keys(f"{staying.keys.prefix}:*") == []
+
+
+def test_a_scrapy_redis_project_switches_to_the_shared_focused_crawl_with_one_addon(redis_server, small_site, tmp_path):
+    # The plain project as a scrapy-redis project (its SCHEDULER and dupefilter), plus DistributedAddon.
+    _, url = small_site
+    scrapy_redis_project = {
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+        "REDIS_URL": redis_server.url,
+        "ADDONS": json.dumps({"adaptive_spider.profiles.DistributedAddon": 0}),
+        "ADAPTIVE_QUERY": QUERY,
+        "CLOSESPIDER_PAGECOUNT": "20",
+    }
+    options = [part for name, value in scrapy_redis_project.items() for part in ("-s", f"{name}={value}")]
+    process = start_crawl("pages", tmp_path / "pages.jsonl", "-a", f"url={url}", *options,
+                          cwd=PLAIN_PROJECT, SCRAPY_PROJECT="plain", PYTHONPATH=str(PROJECT))  # fmt: skip
+    items, log = finish(process)
+    assert "replaces scrapy-redis' scrapy_redis.scheduler.Scheduler" in log
+    assert "is not focused" not in log
+    assert "'adaptive/distributed/worker'" in log and "'adaptive/released'" in log
+    assert len(items) >= 20

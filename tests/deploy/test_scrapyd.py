@@ -160,3 +160,33 @@ def test_a_job_without_a_query_fails_with_a_one_line_reason(project_copy, scrapy
     output = job_output(scrapyd, scheduled["jobid"])
     assert 'error: query: missing or empty; run with -a query="what to crawl for"' in output, output
     assert "Traceback" not in output
+
+
+def test_a_scrapyd_job_chooses_a_profile_by_its_addon(project_copy, scrapyd, small_site):
+    # One setting= field, ADDONS as JSON: the job runs the polite profile's add-on instead of the default's.
+    _, url = small_site
+    add_deploy_target(project_copy, scrapyd.url)
+    if "adaptive_spider" not in scrapyd.get_json("listprojects.json")["projects"]:
+        subprocess.run([scrapyd.venv / "bin" / "scrapyd-deploy", "test"], cwd=project_copy, check=True, capture_output=True, env=clean_env())
+    scheduled = scrapyd.post(
+        "schedule.json",
+        [
+            ("project", "adaptive_spider"),
+            ("spider", "focused"),
+            ("query", QUERY),
+            ("start_urls", url),
+            ("setting", 'ADDONS={"adaptive_spider.profiles.PoliteAddon": 0}'),
+            ("setting", "CLOSESPIDER_PAGECOUNT=3"),
+            ("setting", "ROBOTSTXT_OBEY=False"),
+        ],
+    )
+    assert scheduled["status"] == "ok", scheduled
+    job = scrapyd.wait_for_job("adaptive_spider", scheduled["jobid"])
+    log = scrapyd.get(job["log_url"].lstrip("/")).decode()
+    enabled = log.split("Enabled addons:", 1)[1].split("]", 1)[0]
+    assert "adaptive_spider.profiles.PoliteAddon" in enabled and "DefaultProfileAddon" not in enabled
+    overridden = log.split("Overridden settings:", 1)[1].split("}", 1)[0]
+    for setting in ("'CONCURRENT_REQUESTS_PER_DOMAIN': 1", "'DOWNLOAD_DELAY': 1.0", "'AUTOTHROTTLE_ENABLED': True", "'DEPTH_LIMIT': 50"):
+        assert setting in overridden, overridden
+    assert "AdaptiveScheduler: strategy tres" in log
+    assert "'finish_reason': 'closespider_pagecount'" in log

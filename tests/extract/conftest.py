@@ -13,6 +13,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.settings import Settings
 
+from adaptive_spider.profiles import apply_profile_settings
 from spiders.template import TemplateSpider
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -45,12 +46,14 @@ class CrawlResult:
 def profile_settings(profile: str, **overrides) -> Settings:
     """A settings profile as `scrapy crawl` would load it, plus test overrides.
 
-    ADDONS is emptied: these tests measure extraction, not the focused crawl's
-    components (tested with the focused spider), and keep the order of fetches
-    plain Scrapy's.
+    ADDONS is emptied after the profile add-on's own crawl settings are applied
+    (for ``javascript``: the browser): these tests measure extraction, not the
+    focused crawl's components (tested with the focused spider), and keep the
+    order of fetches plain Scrapy's.
     """
     settings = Settings()
     settings.setmodule(f"settings_profiles.{profile}", priority="project")
+    apply_profile_settings(settings)
     settings.setdict(
         {
             "ADDONS": {},
