@@ -39,7 +39,7 @@ from urllib.parse import urljoin
 
 from adaptive_spider.demo.site import QUERY, DemoSite
 from adaptive_spider.demo.traps import TrapSite, serve, trap_of
-from adaptive_spider.frontier.journal import FrontierJournal, replay
+from adaptive_spider.frontier.journal import FrontierJournal, replay, request_data
 from adaptive_spider.crawl.scheduler import snapshot_items
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -93,7 +93,7 @@ def traps(budget: int) -> None:
 def in_flight_on_disk(jobdir: Path) -> set[str]:
     snapshot, events = FrontierJournal(str(jobdir)).recover()
     _, in_flight = replay(*(snapshot_items(snapshot) if snapshot else ({}, {})), events)
-    return {data["url"] if kind == "journal" else data["request"]["url"] for kind, data in in_flight.values()}
+    return {request_data(data)["url"] if kind == "journal" else data["request"]["url"] for kind, data in in_flight.values()}
 
 
 def resume(kills: int, seed: int) -> None:
@@ -104,7 +104,13 @@ def resume(kills: int, seed: int) -> None:
     runs, in_flight = [], []
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        settings = {"JOBDIR": workdir / "job", "CONCURRENT_REQUESTS": 16, "ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS": 1}
+        # The whole site: the self-stop would end a run before its kill.
+        settings = {
+            "JOBDIR": workdir / "job",
+            "CONCURRENT_REQUESTS": 16,
+            "ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS": 1,
+            "ADAPTIVE_SELF_STOP": False,
+        }
         for point in points:
             start = len(site.fetched_paths())
             process = subprocess.Popen(crawl_command(url, workdir, settings), cwd=PROJECT,
@@ -146,7 +152,7 @@ def overhead(rounds: int) -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 if name != "no JOBDIR":
                     settings = {**settings, "JOBDIR": Path(tmp) / "job"}
-                report = run_crawl(url, Path(tmp), {"CONCURRENT_REQUESTS": 16, **settings})
+                report = run_crawl(url, Path(tmp), {"CONCURRENT_REQUESTS": 16, "ADAPTIVE_SELF_STOP": False, **settings})
             speeds[name].append(report["pages"]["visited"] / report["time"]["total_seconds"])
     server.shutdown()
     base = statistics.median(speeds["no JOBDIR"])
