@@ -110,8 +110,8 @@ def rss_bytes() -> int:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def build_scheduler(strategy: str, seed: int):
-    """A scheduler as a crawl builds it (from a crawler's settings), opened on a spider."""
+def build_scheduler(strategy: str, seed: int, extra: dict | None = None):
+    """A scheduler as a crawl builds it (from a crawler's settings and ``extra``), opened on a spider."""
     from scrapy import Spider
     from scrapy.utils.test import get_crawler
 
@@ -144,6 +144,7 @@ def build_scheduler(strategy: str, seed: int):
             }
         )
         scheduler_cls = AdaptiveScheduler
+    settings.update(extra or {})
     crawler = get_crawler(Spider, settings)
     spider = Spider(name="scale")
     spider.crawler = crawler

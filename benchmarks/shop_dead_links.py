@@ -24,9 +24,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from benchmarks import localsite
 
 PROJECT = Path(__file__).resolve().parent.parent
 ARCHIVE = PROJECT.parent / "shared" / "data" / "scrapy-bench-pages" / "bookfiles.tar.gz"
@@ -53,30 +53,20 @@ def listing(page: int, books: dict[int, bytes]) -> bytes:
     return f"<html><head><title>Books - page {page}</title></head><body><ul>{items}</ul>{pager}</body></html>".encode()
 
 
-def serve(books: dict[int, bytes]) -> tuple[ThreadingHTTPServer, str]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
-            path = self.path.split("?")[0]
-            body, status = b"<html><body>Not found</body></html>", 404
-            if path in ("/", "/index.html"):
-                body, status = listing(1, books), 200
-            elif match := re.fullmatch(r"/page-(\d+)\.html", path):
-                if 1 <= int(match[1]) <= -(-len(books) // PER_LISTING):
-                    body, status = listing(int(match[1]), books), 200
-            elif (match := re.fullmatch(r"/catalogue/(\d+)\.html", path)) and int(match[1]) in books:
-                body, status = books[int(match[1])], 200
-            self.send_response(status)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+def shop(books: dict[int, bytes]) -> localsite.Answer:
+    """The shop's pages: listings, product pages, and 404 for everything else."""
+    listings = -(-len(books) // PER_LISTING)
 
-        def log_message(self, *args: object) -> None:
-            pass
+    def answer(host: str, path: str) -> tuple[int, bytes]:
+        if path in ("/", "/index.html"):
+            return 200, listing(1, books)
+        if (match := re.fullmatch(r"/page-(\d+)\.html", path)) and 1 <= int(match[1]) <= listings:
+            return 200, listing(int(match[1]), books)
+        if (match := re.fullmatch(r"/catalogue/(\d+)\.html", path)) and int(match[1]) in books:
+            return 200, books[int(match[1])]
+        return 404, b"<html><body>Not found</body></html>"
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+    return answer
 
 
 def crawl(project: Path, url: str, out: Path) -> dict:
@@ -109,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--archive", default=str(ARCHIVE))
     args = parser.parse_args(argv)
     books = load_books(Path(args.archive))
-    server, url = serve(books)
+    server, url = localsite.serve(shop(books))
     results = []
     try:
         with tempfile.TemporaryDirectory() as tmp:

@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import frontier_scale
 from benchmarks.frontier_scale import LinkSource, make_requests
 
 PROBE_SECONDS = 0.010
@@ -32,32 +33,10 @@ TARGET_STALL_MS = 100.0
 
 
 def build_scheduler(jobdir: str, strategy: str, seed: int):
-    from scrapy import Spider
-    from scrapy.utils.test import get_crawler
-
-    from adaptive_spider.crawl.scheduler import AdaptiveScheduler
-    from benchmarks.frontier_scale import KEYWORDS, QUERY
-
-    settings = {
-        "LOG_LEVEL": "ERROR",
-        "TELNETCONSOLE_ENABLED": False,
-        "REMOTE_CONTROL_ENABLED": False,
-        "ADDONS": {"adaptive_spider.addon.AdaptiveAddon": 0},
-        "ADAPTIVE_STRATEGY": strategy,
-        "ADAPTIVE_SEED": seed,
-        "ADAPTIVE_QUERY": QUERY,
-        "ADAPTIVE_KEYWORDS": KEYWORDS,
-        "ADAPTIVE_LOG_DECISIONS": False,
-        "JOBDIR": jobdir,
-        "ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS": 3600,  # only when this benchmark asks
-    }
-    crawler = get_crawler(Spider, settings)
-    spider = Spider(name="stall")
-    spider.crawler = crawler
-    crawler.spider = spider
-    scheduler = AdaptiveScheduler.from_crawler(crawler)
-    scheduler.open(spider)
-    return scheduler, spider
+    """The frontier benchmark's scheduler, with JOBDIR and the journal; snapshots only when asked."""
+    return frontier_scale.build_scheduler(
+        strategy, seed, {"JOBDIR": jobdir, "ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS": 3600}
+    )
 
 
 class Grower:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adaptive_spider.crawl.canonical import has_valid_host
+from benchmarks import localsite
 from spiders.focused import FocusedSpider
 from tests.conftest import crawl_test, project_settings, run_crawl
 
@@ -53,24 +54,8 @@ WIDGETS_PAGE = b"<html><head><title>Widgets</title></head><body><h1>Widgets</h1>
 
 @pytest.fixture
 def placeholder_site():
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
-            body = WIDGETS_PAGE if self.path == "/widgets.html" else PLACEHOLDER_PAGE
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server, url = localsite.serve(lambda host, path: (200, WIDGETS_PAGE if path == "/widgets.html" else PLACEHOLDER_PAGE))
+    yield url
     server.shutdown()
     server.server_close()
 

@@ -9,15 +9,13 @@
 
 from __future__ import annotations
 
-import threading
 import time
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
 
 import pytest
 
 from adaptive_spider.crawl.state import CrawlState
+from benchmarks import localsite
 from spiders.focused import FocusedSpider
 from tests.conftest import crawl_test, project_settings, run_crawl
 
@@ -63,28 +61,10 @@ def _answer(host: str, path: str) -> tuple[int, bytes]:
     return 404, b""
 
 
-class _ProxyHandler(BaseHTTPRequestHandler):
-    """An HTTP proxy that answers for the three hosts itself (nothing leaves 127.0.0.1)."""
-
-    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
-        url = urlsplit(self.path)
-        status, body = _answer(url.hostname or "", url.path or "/")
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def proxy(monkeypatch):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _ProxyHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
+    server, base = localsite.serve(_answer)  # answers for the three hosts itself: nothing leaves 127.0.0.1
+    url = base.rstrip("/")
     monkeypatch.setenv("http_proxy", url)
     monkeypatch.setenv("https_proxy", url)
     monkeypatch.delenv("no_proxy", raising=False)
