@@ -96,17 +96,9 @@ class ResponseCounter:
 
 def queue_on_disk(jobdir: Path) -> tuple[set[str], set[str]]:
     """URLs queued and in flight according to JOBDIR (what a resumed crawl starts from)."""
-    from adaptive_spider.crawl.jobdir import snapshot_items
-    from adaptive_spider.frontier.journal import FrontierJournal, replay, request_data
+    from adaptive_spider.crawl.jobdir import queue_on_disk as read_queue
 
-    snapshot, events = FrontierJournal(str(jobdir)).recover()
-    queued, in_flight = replay(*(snapshot_items(snapshot) if snapshot else ({}, {})), events)
-
-    def url(item):
-        kind, data = item
-        return request_data(data)["url"] if kind == "journal" else data["request"]["url"]
-
-    return {url(i) for i in queued.values()}, {url(i) for i in in_flight.values()}
+    return read_queue(jobdir)
 
 
 def run_crawl(

@@ -37,10 +37,9 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import urljoin
 
+from adaptive_spider.crawl.jobdir import queue_on_disk
 from adaptive_spider.demo.site import QUERY, DemoSite
 from adaptive_spider.demo.traps import TrapSite, serve, trap_of
-from adaptive_spider.frontier.journal import FrontierJournal, replay, request_data
-from adaptive_spider.crawl.scheduler import snapshot_items
 
 PROJECT = Path(__file__).resolve().parent.parent
 GUARDS_OFF = {
@@ -91,9 +90,7 @@ def traps(budget: int) -> None:
 
 # -- resume --------------------------------------------------------------------------------------
 def in_flight_on_disk(jobdir: Path) -> set[str]:
-    snapshot, events = FrontierJournal(str(jobdir)).recover()
-    _, in_flight = replay(*(snapshot_items(snapshot) if snapshot else ({}, {})), events)
-    return {request_data(data)["url"] if kind == "journal" else data["request"]["url"] for kind, data in in_flight.values()}
+    return queue_on_disk(jobdir)[1]
 
 
 def resume(kills: int, seed: int) -> None:
@@ -164,12 +161,12 @@ def overhead(rounds: int) -> None:
 
 # -- links of honest sites -------------------------------------------------------------------
 def honest_links() -> None:
-    import lxml.html  # noqa: PLC0415 (only this part needs it)
+    import lxml.html
 
-    from adaptive_spider.crawl.canonical import UrlCanonicalizer  # noqa: PLC0415
-    from adaptive_spider.settings.config import AdaptiveConfig  # noqa: PLC0415
-    from adaptive_spider.crawl.traps import TrapGuard  # noqa: PLC0415
-    from benchmarks.webbench.web import MissingPackagesError, OfflineWeb  # noqa: PLC0415
+    from adaptive_spider.crawl.canonical import UrlCanonicalizer
+    from adaptive_spider.crawl.traps import TrapGuard
+    from adaptive_spider.settings.config import AdaptiveConfig
+    from benchmarks.webbench.web import MissingPackagesError, OfflineWeb
 
     try:
         web = OfflineWeb()

@@ -21,10 +21,9 @@ from pathlib import Path
 import pytest
 from scrapy import Request
 
+from adaptive_spider.crawl.jobdir import queue_on_disk
 from adaptive_spider.demo.site import QUERY, DemoSite
 from adaptive_spider.demo.traps import TrapSite, serve
-from adaptive_spider.frontier.journal import FrontierJournal, replay, request_data
-from adaptive_spider.crawl.jobdir import snapshot_items
 from tests.test_scheduler import make_scheduler as scheduler_on
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -49,18 +48,6 @@ def kill_after(command: list[str], site: TrapSite, fetches: int, log: Path) -> N
         assert process.poll() is None, "the crawl ended before it could be killed"
         os.kill(process.pid, signal.SIGKILL)
         process.wait(10)
-
-
-def queue_on_disk(jobdir: Path) -> tuple[set[str], set[str]]:
-    """URLs queued and in flight according to JOBDIR (what a resumed crawl starts from)."""
-    snapshot, events = FrontierJournal(str(jobdir)).recover()
-    queued, in_flight = replay(*(snapshot_items(snapshot) if snapshot else ({}, {})), events)
-
-    def url(item):
-        kind, data = item
-        return request_data(data)["url"] if kind == "journal" else data["request"]["url"]
-
-    return {url(i) for i in queued.values()}, {url(i) for i in in_flight.values()}
 
 
 def test_sigkill_and_resume_lose_nothing_and_repeat_only_in_flight(tmp_path):

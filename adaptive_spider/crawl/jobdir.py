@@ -83,6 +83,19 @@ def snapshot_items(snapshot: dict) -> tuple[dict[int, tuple[str, object]], dict[
     return queued, in_flight
 
 
+def queue_on_disk(jobdir: str | Path) -> tuple[set[str], set[str]]:
+    """URLs queued and in flight according to a JOBDIR: what a crawl resumed from it starts
+    from (for checks and benchmarks; a resume itself goes through :class:`JobDirQueue`)."""
+    snapshot, events = FrontierJournal(str(jobdir)).recover()
+    queued, in_flight = replay(*(snapshot_items(snapshot) if snapshot else ({}, {})), events)
+
+    def url(item: tuple[str, Any]) -> str:
+        kind, data = item
+        return str(request_data(data)["url"] if kind == "journal" else data["request"]["url"])
+
+    return {url(item) for item in queued.values()}, {url(item) for item in in_flight.values()}
+
+
 class JobDirQueue:
     """Saves and restores a scheduler's queue in JOBDIR, and journals it in between.
 
