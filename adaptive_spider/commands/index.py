@@ -5,24 +5,18 @@ from __future__ import annotations
 import argparse
 import itertools
 import time
+from collections.abc import Iterator
+from typing import Any
 
 from adaptive_spider.search import Analyzer, SearchIndex
 from adaptive_spider.search.analysis import DEFAULT_MIN_LENGTH, DEFAULT_STEMMER, DEFAULT_STOP_WORDS
 from adaptive_spider.search.command import SearchCommand
+from adaptive_spider.search.documents import guess_id_field, search_document
 from adaptive_spider.search.errors import SearchError
 from adaptive_spider.search.fields import text_fields_of
 from adaptive_spider.search.index import DEFAULT_B, DEFAULT_K
 from adaptive_spider.search.sources import read_documents
 from adaptive_spider.search.storage import index_file
-
-
-def guess_id_field(record: dict) -> str:
-    for name in ("id", "url"):
-        if name in record:
-            return name
-    raise SearchError(
-        f"no 'id' or 'url' field in the first record; pass --id-field (fields: {', '.join(record) or 'none'})"
-    )
 
 
 def guess_text_fields(record: dict, id_field: str) -> list[str]:
@@ -42,7 +36,8 @@ class Command(SearchCommand):
         "Add the records of FILE (a Scrapy feed or any JSON lines, JSON array or CSV "
         "file) to the search index in DIR, creating it if needed. Records with an id "
         "already in the index replace the old ones. Analyzer options only apply when "
-        "the index is created (or with --new)."
+        "the index is created (or with --new). A template crawl's ranking variables "
+        "become numeric fields (for --formula) and its documents are identified by sha1."
     )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -52,7 +47,9 @@ class Command(SearchCommand):
         parser.add_argument(
             "--format", choices=["jsonl", "json", "csv", "tsv"], help="input format (default: from the file name)"
         )
-        parser.add_argument("--id-field", metavar="F", help="id field (default: id or url)")
+        parser.add_argument(
+            "--id-field", metavar="F", help="id field (default: id, else sha1 for template documents, else url)"
+        )
         parser.add_argument(
             "--fields", metavar="A,B", help="text fields to index (default: the first record's text fields)"
         )
@@ -82,7 +79,10 @@ class Command(SearchCommand):
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         started = time.perf_counter()
-        records = read_documents(opts.input, opts.format)
+        # The pipeline's rule too (search.documents): a template's ranking variables become numeric fields.
+        records: Iterator[dict[str, Any]] = (
+            search_document(record, opts.id_field) for record in read_documents(opts.input, opts.format)
+        )
         first = next(records, None)
         if first is None:
             raise SearchError(f"{opts.input} holds no records")

@@ -4,7 +4,8 @@ dropped when asked.
 Canonical URLs catch duplicates whose URLs differ in known ways; the rest (a
 page served at ``/a`` and ``/a/index.html``, mirrors, printer versions) have
 equal content. The pipeline takes each item's content SHA-1 — the ``sha1``
-field when the item has one (the ``focused`` spider's page items), otherwise
+field when the item has one (the ``focused`` spider's page items, a template's
+documents), otherwise
 :func:`~adaptive_spider.relevance.pagetext.content_sha1` of its ``text``,
 ``body`` or ``content`` field, the hash the spider puts in ``sha1`` (so an item
 with the text of an earlier page item is its duplicate) — and counts items

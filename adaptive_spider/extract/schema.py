@@ -35,7 +35,8 @@ OPTION_KEYS = (
     "robots_txt",
 )
 # Keys every document has; fields may not reuse them.
-RESERVED_FIELD_NAMES = ("url", "template", "ranking")
+# The keys every document has besides its fields; ``sha1`` identifies it in the search index.
+RESERVED_FIELD_NAMES = ("url", "template", "ranking", "sha1")
 DEFAULT_SCROLL_PAUSE_MS = 250
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -206,8 +207,14 @@ class _Checker:
                 f"unknown type {field_type!r} (expected one of: {', '.join(FIELD_TYPES)})",
             )
         ranking = self.text(spec, "ranking", f"{where}.ranking")
-        if ranking is not None and not _IDENTIFIER.match(ranking):
-            self.fail(spec, "ranking", f"{where}.ranking", f"{ranking!r} must be an identifier (letters, digits, _)")
+        # A ranking variable becomes a field of the search index's document: not one of the reserved keys.
+        if ranking is not None and (not _IDENTIFIER.match(ranking) or ranking in RESERVED_FIELD_NAMES):
+            self.fail(
+                spec,
+                "ranking",
+                f"{where}.ranking",
+                f"{ranking!r} must be an identifier (letters, digits, _) other than {', '.join(RESERVED_FIELD_NAMES)}",
+            )
         return Field(
             name=name,
             xpath=self.xpath(spec, "xpath", f"{where}.xpath", required=True),

@@ -11,6 +11,7 @@ A template is what a user writes instead of a spider::
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from adaptive_spider.extract.actions import Action
 from adaptive_spider.extract.fields import Field
 from adaptive_spider.extract.loader import load_template_data
 from adaptive_spider.extract.schema import Options, parse_template
+from adaptive_spider.relevance.pagetext import content_sha1
 
 ROBOTSTXT_LOCATION_MIDDLEWARE = "adaptive_spider.extract.robotstxt.RobotsTxtLocationMiddleware"
 # Before Scrapy's RobotsTxtMiddleware (100), so the robots.txt request it sends is redirected.
@@ -83,8 +85,9 @@ class Template:
         """The documents on *response*: one per ``options.documents`` match, or one for the page.
 
         Each document has the page ``url``, the ``template`` name, one key per
-        field and, when fields have ranking variables, ``ranking``: a mapping
-        of variable name to number (None when the value has no number).
+        field, when fields have ranking variables ``ranking`` (a mapping of
+        variable name to number, None when the value has no number) and
+        ``sha1``, the SHA-1 of its field values (:func:`document_text`).
         Elements where every field is empty, or a required field is, give no
         document. Non-text responses give none.
         """
@@ -111,6 +114,7 @@ class Template:
         ranking = {field.ranking: field.number(values[field.name]) for field in self.fields if field.ranking}
         if ranking:
             document["ranking"] = ranking
+        document["sha1"] = content_sha1(document_text(values))
         return document
 
     # -- crawling ------------------------------------------------------------
@@ -167,6 +171,20 @@ class Template:
                 settings.set(name, middlewares, priority=kept_priority)
             else:
                 settings.set(name, value, priority=priority)
+
+
+def document_text(values: dict[str, str | list[str] | None]) -> str:
+    """The text a template document's ``sha1`` is taken over: its field values, in the
+    template's order, as a JSON list.
+
+    Only the extracted values count, not the page ``url`` nor the template name, so the
+    same document read from two URLs (a mirror, a second listing) has one SHA-1, which
+    the duplicate-content pipeline counts and the search index keeps once.  JSON keeps
+    the fields apart (``["a b", null]`` is not ``["a", "b"]``); the hash is
+    :func:`~adaptive_spider.relevance.pagetext.content_sha1`, the package's one content
+    hash, rather than a second rule for documents.
+    """
+    return json.dumps(list(values.values()), ensure_ascii=False)
 
 
 def _is_empty(value: object) -> bool:

@@ -112,8 +112,9 @@ def content_sha1(text: str) -> str:
     """SHA-1 (hex) of a page's text with every run of whitespace made one space and the ends
     stripped (:func:`normalize_space`): equal for pages that differ only in markup or layout.
 
-    The one content hash of the package: a page item's ``sha1``, the duplicate-content
-    pipeline's digest of an item without one and the sufficiency estimator's exact-duplicate
-    test all come from here, so they agree.
+    The one content hash of the package: a page item's ``sha1``, a template document's
+    ``sha1`` (over its field values, :func:`adaptive_spider.extract.template.document_text`),
+    the duplicate-content pipeline's digest of an item without one and the sufficiency
+    estimator's exact-duplicate test all come from here, so they agree.
     """
     return hashlib.sha1(normalize_space(text).encode("utf-8", "replace")).hexdigest()

@@ -270,10 +270,10 @@ class SearchIndex:
         if old is None:
             return
         self._deleted[old] = 1
-        if old < self._postings.first_pending_doc:  # its row is on disk
-            self._pend_deleted.append(old)
-        else:
-            self._stored.pending.pop(old, None)
+        # Whether its row is on disk or still pending, it is marked deleted on the next
+        # commit: a pending row must still be written, since the index file's document
+        # rows are numbered densely (a missing row would shift every later document).
+        self._pend_deleted.append(old)
 
     def _index_text(self, idx: int, document: Mapping, stored: dict) -> None:
         """Analyze the indexed fields of *document* into postings; keep their text in *stored*."""

@@ -4,13 +4,15 @@ Enable it in a project's settings::
 
     ITEM_PIPELINES = {"adaptive_spider.search.pipelines.SearchIndexPipeline": 800}
     ADAPTIVE_SEARCH_INDEX = "crawl-index"        # directory; the index is created if missing
-    ADAPTIVE_SEARCH_ID_FIELD = "url"              # default
+    ADAPTIVE_SEARCH_ID_FIELD = "url"              # default "": url, or sha1 for template documents
     ADAPTIVE_SEARCH_FIELDS = ["title", "text"]   # default: the first item's text fields
 
 It accepts any item type ItemAdapter knows (dicts, scrapy.Item, dataclasses,
-attrs).  An item without the id field gets a content hash as its id; an item
-that cannot be indexed is counted under ``adaptive/search/items_skipped`` and
-never stops the crawl.
+attrs).  Items go through :func:`.documents.search_document`, as ``scrapy index``
+records do, so a template's ranking variables become numeric fields.  An item
+without the id field gets a hash of its fields as its id; an item that cannot
+be indexed is counted under ``adaptive/search/items_skipped`` and never stops
+the crawl.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from scrapy.exceptions import NotConfigured
 from adaptive_spider.settings import defaults
 
 from .analysis import Analyzer
+from .documents import default_id_field, search_document
 from .errors import SearchError
 from .fields import as_text, text_fields_of
 from .index import DEFAULT_B, DEFAULT_K, SearchIndex
@@ -53,7 +56,7 @@ class SearchIndexPipeline:
     def __init__(
         self,
         directory: str,
-        id_field: str = "url",
+        id_field: str = "",
         fields: list[str] | None = None,
         field_weights: str | Mapping | None = None,
         analyzer: Analyzer | None = None,
@@ -112,15 +115,22 @@ class SearchIndexPipeline:
         except SearchError:
             self.index = None  # created with the first item's fields, see _ensure_index
 
-    def _ensure_index(self, adapter: ItemAdapter) -> SearchIndex:
+    def _ensure_index(self, document: dict[str, Any]) -> SearchIndex:
+        """The index, created on the first item from its fields when there is none yet.
+
+        Without ``ADAPTIVE_SEARCH_ID_FIELD`` the first item chooses the id field
+        (:func:`.documents.default_id_field`): ``url`` for pages, ``sha1`` for a
+        template's documents, which share their page's url.
+        """
         if self.index is None:
-            fields = self.fields or text_fields_of(adapter, self.id_field)
+            id_field = self.id_field or default_id_field(document)
+            fields = self.fields or text_fields_of(document, id_field)
             if not fields:
                 raise SearchError("item has no text fields to index")
             self.index = SearchIndex.create(
                 self.directory,
                 fields=fields,
-                id_field=self.id_field,
+                id_field=id_field,
                 field_weights=self.field_weights,
                 analyzer=self.analyzer,
                 k=self.k,
@@ -130,10 +140,11 @@ class SearchIndexPipeline:
         return self.index
 
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
-        adapter = ItemAdapter(item)
+        document = search_document(
+            dict(ItemAdapter(item).items()), self.index.id_field if self.index else self.id_field
+        )
         try:
-            index = self._ensure_index(adapter)
-            document = dict(adapter.items())
+            index = self._ensure_index(document)
             if document.get(index.id_field) in (None, ""):
                 document[index.id_field] = self._content_id(document)
             if not any(as_text(document.get(name)).strip() for name in index.fields):

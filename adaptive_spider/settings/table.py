@@ -643,9 +643,13 @@ SECTIONS: tuple[Section, ...] = (
             ),
             (
                 "ADAPTIVE_SEARCH_ID_FIELD",
-                "url",
+                "",
                 checked_by_reader("an item field name"),
-                "Item field that identifies a document (an item without it gets a content hash).",
+                (
+                    'Item field that identifies a document ("": `url`, or `sha1` when the first item is a '
+                    "template's document, since a page's documents share its url; an item without it gets a "
+                    "content hash)."
+                ),
             ),
             (
                 "ADAPTIVE_SEARCH_FIELDS",

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from scrapy.http import HtmlResponse, Response, TextResponse
 
 from adaptive_spider.extract import Template, to_number
+from adaptive_spider.relevance.pagetext import content_sha1
 
 PAGE_URL = "http://shop.test/catalog/page-1.html"
 
 
 def response(body: str, url: str = PAGE_URL) -> HtmlResponse:
     return HtmlResponse(url, body=body.encode(), encoding="utf-8")
+
+
+def sha1_of(*values) -> str:
+    """A template document's sha1: the package's content hash of its field values as a JSON list."""
+    return content_sha1(json.dumps(list(values), ensure_ascii=False))
 
 
 def template(fields, **options) -> Template:
@@ -67,6 +75,13 @@ def test_one_document_per_matched_element():
             "link": "http://shop.test/catalog/kettle.html",
             "tags": ["kitchen", "steel"],
             "ranking": {"price": 1249.5},
+            "sha1": sha1_of(
+                "Blue kettle",
+                "1249.50",
+                "http://shop.test/img/kettle.jpg",
+                "http://shop.test/catalog/kettle.html",
+                ["kitchen", "steel"],
+            ),
         },
         {
             "url": PAGE_URL,
@@ -77,6 +92,9 @@ def test_one_document_per_matched_element():
             "link": "http://shop.test/catalog/pan.html",
             "tags": [],
             "ranking": {"price": 30.0},
+            "sha1": sha1_of(
+                "Red pan", "30", "http://shop.test/catalog/pan.jpg", "http://shop.test/catalog/pan.html", []
+            ),
         },
     ]
 
@@ -94,8 +112,22 @@ def test_one_document_per_page_without_a_documents_xpath():
             "heading": "Blue kettle",
             "prices": ["1,249.50", "30", "5"],
             "page_title": "Catalog",
+            "sha1": sha1_of("Blue kettle", ["1,249.50", "30", "5"], "Catalog"),
         }
     ]
+
+
+def test_the_same_document_from_two_urls_has_one_sha1():
+    """Only the extracted values are hashed: a mirror's copy of a document is its duplicate."""
+    first = template(ITEM_FIELDS, documents="//div[@class='item']").extract(response(CATALOG))
+    mirrored = template(ITEM_FIELDS, documents="//div[@class='item']").extract(
+        response(CATALOG, "http://shop.test/catalog/page-1.html?mirror=1")
+    )
+    assert [d["sha1"] for d in first] == [d["sha1"] for d in mirrored]
+    assert first[0]["url"] != mirrored[0]["url"]
+    assert len({d["sha1"] for d in first}) == 2
+    # Fields are kept apart: moving a word from one field to the next changes the hash.
+    assert sha1_of("a b", None) != sha1_of("a", "b")
 
 
 def test_page_without_any_field_gives_no_document():

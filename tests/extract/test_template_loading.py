@@ -32,6 +32,8 @@ MALFORMED = [
     ("typo-key", "t.yaml", "fields:\n  - name: t\n    xpth: //h1\n", 3, "field 't' (fields[0]).xpth", "did you mean 'xpath'?"),
     ("duplicate-field", "t.yaml", VALID_FIELD + "  - name: title\n    xpath: //h2\n", 4, "fields[1].name", "duplicate field name 'title'"),
     ("reserved-name", "t.yaml", "fields:\n  - name: url\n    xpath: //a\n", 2, "fields[0].name", "must be an identifier"),
+    ("reserved-sha1", "t.yaml", "fields:\n  - name: sha1\n    xpath: //a\n", 2, "fields[0].name", "other than url, template, ranking, sha1"),
+    ("reserved-ranking-name", "t.yaml", "fields:\n  - name: v\n    xpath: //a\n    ranking: url\n", 4, "field 'v' (fields[0]).ranking", "other than url"),
     ("no-fields", "t.yaml", "name: empty\noptions:\n  max_pages: 3\n", 1, "fields", "missing"),
     ("empty-file", "t.yaml", "", 1, "template", "must be a mapping"),
     ("top-level-list", "t.yaml", "- name: t\n  xpath: //h1\n", 1, "template", "must be a mapping"),

@@ -159,6 +159,22 @@ def test_re_adding_an_id_replaces_the_document(tmp_path, fruit_docs):
     assert reopened.search("fig").hits[0].fields["text"] == "fig"
 
 
+def test_an_id_added_twice_before_a_commit_is_one_document_after_reopening(tmp_path, fruit_docs):
+    # Both copies are pending when the second replaces the first; the file must still
+    # hold a row per document number, or the reopened index misaligns its arrays.
+    path = tmp_path / "idx"
+    index = SearchIndex.create(path, fields=["text"], analyzer=plain_analyzer(), feedback_docs=0)
+    index.add([*fruit_docs, {"id": "d1", "text": "fig apple"}, {"id": "d5", "text": "grape"}])
+    index.optimize()
+    index.close()
+    reopened = SearchIndex.open(path)
+    assert len(reopened) == 4
+    assert [hit.id for hit in reopened.search("apple").hits] == ["d1"]
+    assert reopened.search("apple").hits[0].fields["text"] == "fig apple"
+    assert [hit.id for hit in reopened.search("grape").hits] == ["d5"]
+    assert reopened.search("banana").total == 1
+
+
 def test_feedback_adds_terms_from_the_top_documents(posts):
     index = SearchIndex(fields=["title", "body"], feedback_docs=2, feedback_terms=5)
     index.add(posts)
