@@ -24,6 +24,7 @@ from adaptive_spider.items import PageItem
 from adaptive_spider.relevance.links import extract_links
 from adaptive_spider.relevance.pagetext import is_html
 from adaptive_spider.crawl.state import CrawlState
+from adaptive_spider.sufficiency.pages import RELEVANCE_DIGITS
 
 URL_SCHEMES = ("http://", "https://", "file://", "data:")
 
@@ -96,7 +97,7 @@ class FocusedSpider(scrapy.Spider):
             text=analysis.fields.body,
             depth=response.meta.get("depth", 0),
             status=response.status,
-            relevance=round(analysis.relevance, 6),
+            relevance=round(analysis.relevance, RELEVANCE_DIGITS),
             sha1=analysis.sha1,
             fetched_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             referer=referer.decode("latin-1") if referer else None,

@@ -1,8 +1,9 @@
 """Item pipelines of a focused crawl.
 
-:class:`SufficiencyPipeline` feeds every page item into the crawl's knowledge
-base statistics (:mod:`adaptive_spider.sufficiency.estimator`) and stops the crawl when it
-knows enough, each criterion with its own ``finish_reason``:
+:class:`SufficiencyPipeline` feeds every page the crawl analysed into the
+crawl's knowledge base statistics (:mod:`adaptive_spider.sufficiency.estimator`)
+and stops the crawl when it knows enough, each criterion with its own
+``finish_reason``:
 
 - ``sufficient``: IS(K, Q) >= ``ADAPTIVE_STOP_THRESHOLD``;
 - ``plateau``: IS gained less than ``ADAPTIVE_STOP_PLATEAU_EPSILON`` over the
@@ -26,16 +27,27 @@ It also logs a progress line every ``ADAPTIVE_SUFFICIENCY_LOG_INTERVAL`` seconds
 ``adaptive/sufficiency/`` at close and, with ``ADAPTIVE_SUFFICIENCY_REPORT``,
 writes a JSON report (``auto``: next to the feed file).
 
-Only page items count: the ``focused`` spider's PageItem or any item with
-``url`` and a numeric ``relevance``; template documents (items with a
-``template`` key) and other items pass through untouched.
+The knowledge base is the crawl's pages, not its items: the pipeline listens to
+:meth:`CrawlState.on_page <adaptive_spider.crawl.state.CrawlState.on_page>` and
+takes each HTML page once, as the RelevanceMiddleware analysed it (fields,
+relevance, content hash, term counts), before the spider's callback runs. So the
+self-stop works for any spider, one that yields its own items or none at all.
+It is still an item pipeline because that is where a project lists it and where
+Scrapy opens and closes it with the spider.
+
+Items: the page item of an analysed page (the ``focused`` spider's PageItem, or
+any item with ``url`` and a numeric ``relevance`` for that URL) adds nothing, the
+page is in already; a page item for a URL the crawl did not analyse (a project
+without the RelevanceMiddleware, pages a spider builds itself) is added from the
+item, as a saved feed is offline. Template documents (items with a ``template``
+key) and other items pass through untouched.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections import deque
+from collections import OrderedDict, deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +58,7 @@ from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.defer import deferred_from_coro
 
 from adaptive_spider.crawl.engine_internals import requests_in_progress
-from adaptive_spider.crawl.state import CrawlState
+from adaptive_spider.crawl.state import CrawlState, PageAnalysis
 from adaptive_spider.sufficiency.pages import KnowledgePage, is_page_item
 
 if TYPE_CHECKING:
@@ -60,6 +72,10 @@ logger = logging.getLogger(__name__)
 
 STATS_PREFIX = "adaptive/sufficiency"
 _AUTO = ("auto", "true", "yes", "1")
+#: URLs of the latest analysed pages, whose page items are not added again. A spider
+#: yields a page's item while the page is parsed, so a recent window is enough, and a
+#: long crawl does not keep every URL.
+RECENT_PAGES = 4096
 
 
 class SufficiencyPipeline:
@@ -78,6 +94,8 @@ class SufficiencyPipeline:
         self._promising: deque[float] = deque(maxlen=state.config.stop_plateau_window + 1)
         self._closing: Deferred[None] | None = None
         self._task: AsyncioLoopingCall | LoopingCall | None = None
+        # URL -> None of pages added from the crawl's analysis (an ordered set, bounded).
+        self._analysed: OrderedDict[str, None] = OrderedDict()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SufficiencyPipeline:
@@ -87,6 +105,7 @@ class SufficiencyPipeline:
         interval = state.config.sufficiency_log_interval or crawler.settings.getfloat("LOGSTATS_INTERVAL")
         pipeline = cls(crawler, state, interval)
         crawler.signals.connect(pipeline.spider_closed, signal=signals.spider_closed)
+        state.on_page(pipeline.page_analysed)
         return pipeline
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -95,14 +114,27 @@ class SufficiencyPipeline:
             self._task = create_looping_call(self.log_progress)
             self._task.start(self.log_interval, now=False)
 
+    def page_analysed(self, analysis: PageAnalysis) -> None:
+        """A page the crawl fetched and analysed (CrawlState's page listener): into the
+        knowledge base, whatever the spider yields for it."""
+        url = analysis.fields.url
+        self._analysed[url] = None
+        self._analysed.move_to_end(url)
+        if len(self._analysed) > RECENT_PAGES:
+            self._analysed.popitem(last=False)
+        self.add_page(KnowledgePage.from_analysis(analysis.fields, analysis.relevance, analysis.sha1, analysis.counts))
+
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
         if not ItemAdapter.is_item(item):
             return item
         adapter = ItemAdapter(item)
-        if not is_page_item(adapter):
-            return item
-        page = KnowledgePage.from_item(adapter)
-        page.counts = self.state.take_field_counts(page.fields.url)
+        if not is_page_item(adapter) or str(adapter.get("url") or "") in self._analysed:
+            return item  # not a page, or its page is in the knowledge base already
+        self.add_page(KnowledgePage.from_item(adapter))
+        return item
+
+    def add_page(self, page: KnowledgePage) -> None:
+        """One page into the knowledge base, then the stop criteria."""
         self.estimator.update(page)
         self._track_promise(page.fields.url)
         if logger.isEnabledFor(logging.DEBUG):
@@ -120,7 +152,6 @@ class SufficiencyPipeline:
             reason = self.stop_criterion()
             if reason:
                 self.stop(reason)
-        return item
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
         if self._task is not None and self._task.running:
@@ -146,7 +177,7 @@ class SufficiencyPipeline:
         return len(history) == history.maxlen and history[-1] - history[0] < self.config.stop_plateau_epsilon
 
     def stop_criterion(self) -> str | None:
-        """The first stop criterion that holds now, or None."""
+        """The first stop criterion that holds now, or None (asked once per page)."""
         config = self.config
         metrics = self.estimator.metrics()
         criteria = config.stop_criteria

@@ -8,14 +8,16 @@ frontier that learns from rewards. Data flows one way: middlewares record what
 happened to a request, the state turns it into rewards, the frontier learns.
 The scheduler attaches its frontier when it opens (:meth:`CrawlState.attach_frontier`);
 a reward for a request a frontier released, with no frontier attached, is logged as
-lost rather than dropped unseen.
+lost rather than dropped unseen. Whoever needs every analysed page, whatever the spider
+makes of it, listens with :meth:`CrawlState.on_page` (the sufficiency pipeline: the
+knowledge base is the pages the crawl fetched, not the items a project chose to yield).
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
@@ -45,8 +47,6 @@ logger = logging.getLogger(__name__)
 #: request.meta key of the scheduler's explanation of a released request.
 DECISION_KEY = "adaptive"
 STATS_PREFIX = "adaptive"
-#: Pages whose term counts wait for the sufficiency pipeline.
-RECENT_COUNTS = 256
 #: Link contexts whose query terms are remembered (a page's links share a few, and
 #: navigation repeats them on every page): the most recently used.
 CONTEXT_MEMO_SIZE = 4096
@@ -61,6 +61,13 @@ class PageAnalysis:
     relevance: float
     sha1: str
     page_id: int = -1
+    #: Query-term counts per field (fields x terms) made while scoring: the sufficiency
+    #: estimator counts the same terms in the same fields, so it reuses them.
+    counts: np.ndarray | None = None
+
+
+#: Called once per analysed page (see :meth:`CrawlState.on_page`).
+PageListener = Callable[[PageAnalysis], None]
 
 
 def _link_origin(request: Request | None) -> tuple[int, str]:
@@ -102,9 +109,7 @@ class CrawlState:
         self.n_relevant = 0
         self.n_fetched = 0
         self._analyses: WeakKeyDictionary[Response, PageAnalysis] = WeakKeyDictionary()
-        # URL -> query-term counts per field of pages analysed and not yet read by the
-        # sufficiency pipeline (bounded: an item that never reaches it leaves nothing behind).
-        self._field_counts: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._page_listeners: list[PageListener] = []
         # A link context's query terms (scored with the current statistics on each read).
         self._context_terms = functools.lru_cache(maxsize=CONTEXT_MEMO_SIZE)(self._terms_of_context)
         # -- sufficiency: the knowledge base's statistics and the queued links' expected gain --
@@ -124,6 +129,15 @@ class CrawlState:
         """Rewards train this frontier's strategy from now on."""
         self.frontier = frontier
 
+    def on_page(self, listener: PageListener) -> None:
+        """Call ``listener`` with every page analysed from now on, once per page.
+
+        Listeners hear of a page when it is first analysed (by the RelevanceMiddleware,
+        before the spider's callback, or by a spider that analyses it itself), so they
+        see every HTML page of the crawl whether or not the spider yields an item for it.
+        """
+        self._page_listeners.append(listener)
+
     def inc_stat(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
             self.stats.inc_value(f"{STATS_PREFIX}/{key}", count)
@@ -133,28 +147,28 @@ class CrawlState:
         """Fields, relevance and content hash of an HTML response, computed once.
 
         The first call logs the page (term statistics, domain relevance, page
-        log) and rewards the request that fetched it; later calls for the same
-        response return the cached analysis.
+        log), rewards the request that fetched it and tells the page listeners
+        (:meth:`on_page`); later calls for the same response return the cached
+        analysis, so a page is told once however many components analyse it.
         """
         analysis = self._analyses.get(response)
         if analysis is None:
             fields, headings = page_fields(response)
             relevance, counts = self.scorer.score_and_count(fields)
-            self._keep_field_counts(fields.url, counts)
-            analysis = PageAnalysis(fields, headings, relevance, content_sha1(fields.body))
+            analysis = PageAnalysis(fields, headings, relevance, content_sha1(fields.body), counts=counts)
             analysis.page_id = self._record_page(response.request, response.url, relevance)
             self._analyses[response] = analysis
+            self._tell_listeners(analysis)
         return analysis
 
-    def _keep_field_counts(self, url: str, counts: np.ndarray) -> None:
-        self._field_counts[url] = counts
-        if len(self._field_counts) > RECENT_COUNTS:
-            self._field_counts.popitem(last=False)
-
-    def take_field_counts(self, url: str) -> np.ndarray | None:
-        """The query-term counts per field (fields x terms) of a page analysed for ``url``,
-        once (None when unknown): the sufficiency estimator counts the same terms."""
-        return self._field_counts.pop(url, None)
+    def _tell_listeners(self, analysis: PageAnalysis) -> None:
+        """Each listener in turn; one that fails is logged and the others still hear,
+        as Scrapy's signals do: a listener's error must not cost the spider its page."""
+        for listener in self._page_listeners:
+            try:
+                listener(analysis)
+            except Exception:
+                logger.exception("A page listener failed on %s", analysis.fields.url)
 
     def page_id_of(self, response: Response) -> int:
         analysis = self._analyses.get(response)

@@ -1,8 +1,8 @@
 """The text of a page, split into the fields relevance and sufficiency are computed over.
 
 One model of a page's text (:class:`PageFields`) serves the crawl's relevance scorer, which
-builds it from a response, and the sufficiency estimator, which builds it from a page item;
-one content hash (:func:`content_sha1`) serves the items, the duplicate-content pipeline
+builds it from a response, and the sufficiency estimator, which takes the scorer's or builds
+it from a page item; one content hash (:func:`content_sha1`) serves the items, the duplicate-content pipeline
 and the estimator, so they agree on which pages have the same content.
 """
 

@@ -2,7 +2,7 @@
 
 - :mod:`~adaptive_spider.sufficiency.metrics`: the formulas (Coverage, Consistency, Saturation, ...);
 - :mod:`~adaptive_spider.sufficiency.simhash`: SimHash fingerprints and the near-duplicate index;
-- :mod:`~adaptive_spider.sufficiency.pages`: a page item as the estimator takes it in;
+- :mod:`~adaptive_spider.sufficiency.pages`: a page as the estimator takes it in (the crawl's analysis, a page item);
 - :mod:`~adaptive_spider.sufficiency.estimator`: the incremental estimator of a knowledge base;
 - :mod:`~adaptive_spider.sufficiency.linkvalues`: the expected gain of queued links;
 - :mod:`~adaptive_spider.sufficiency.knowledge`: both, built from a crawl's configuration;

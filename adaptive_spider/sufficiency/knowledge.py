@@ -2,8 +2,8 @@
 the expected gain of the links it has queued, built from the crawl's configuration.
 
 ``CrawlState.knowledge`` holds a :class:`KnowledgeState`; the sufficiency pipeline
-updates its estimator with every page item, the scheduler keeps its link values in step
-with the frontier. ``scrapy sufficiency`` builds the same estimator with
+updates its estimator with every page the crawl analysed, the scheduler keeps its link
+values in step with the frontier. ``scrapy sufficiency`` builds the same estimator with
 :func:`estimator_from_config`, so offline numbers equal the crawl's.
 """
 

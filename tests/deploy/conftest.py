@@ -68,11 +68,15 @@ def small_site():
     server.shutdown()
 
 
-def start_crawl(spider: str, out: Path, *arguments: str, cwd: Path = PROJECT, **env) -> subprocess.Popen:
-    """Start ``scrapy crawl`` in a subprocess (no robots.txt): items to ``out``, log beside it."""
+def start_crawl(
+    spider: str, out: Path, *arguments: str, cwd: Path = PROJECT, self_stop: bool = False, log_level: str = "INFO", **env
+) -> subprocess.Popen:
+    """Start ``scrapy crawl`` in a subprocess (no robots.txt): items to ``out``, log beside it.
+    Budget only unless ``self_stop`` (these crawls are compared page for page)."""
     command = [
         sys.executable, "-m", "scrapy", "crawl", spider, *arguments,
-        "-s", "ROBOTSTXT_OBEY=False", "-s", "ADAPTIVE_SELF_STOP=False", "-s", "LOG_LEVEL=INFO", "-s", f"LOG_FILE={out.with_suffix('.log')}", "-O", str(out),
+        "-s", "ROBOTSTXT_OBEY=False", "-s", f"ADAPTIVE_SELF_STOP={self_stop}", "-s", f"LOG_LEVEL={log_level}",
+        "-s", f"LOG_FILE={out.with_suffix('.log')}", "-O", str(out),
     ]  # fmt: skip
     process = subprocess.Popen(command, cwd=cwd, env=clean_env(**env), stderr=subprocess.PIPE, text=True)
     process.out = out
