@@ -192,7 +192,8 @@ class CrawlReport:
             },
             "time": {
                 "total_seconds": round(elapsed, 3),
-                "average_per_page_seconds": round(elapsed / visited, 4) if visited else None,
+                # From the total as shown, so that a reader's division gives the same figure.
+                "average_per_page_seconds": round(round(elapsed, 3) / visited, 4) if visited else None,
             },
             "documents": {"total": documents, "duplicates": stats.get("adaptive/duplicates", 0)},
             "relevance": {
