@@ -30,6 +30,7 @@ from scrapy.utils.misc import load_object
 
 from adaptive_spider.addon import AdaptiveAddon
 from adaptive_spider.extract.browser import PLAYWRIGHT_HANDLER
+from adaptive_spider.extras import require_extra
 
 logger = logging.getLogger(__name__)
 
@@ -176,6 +177,11 @@ class JavascriptAddon(DefaultProfileAddon):
         ("DOWNLOADER_MIDDLEWARES", "adaptive_spider.extract.browser.BrowserRenderingMiddleware", 50),
     )
 
+    def update_settings(self, settings: BaseSettings) -> None:
+        # Without it Scrapy would only log that the http handler failed to load, and every request fail.
+        require_extra("javascript", "the javascript profile (JavascriptAddon)")
+        super().update_settings(settings)
+
 
 class DistributedAddon(DefaultProfileAddon):
     """The ``distributed`` profile: this process is one worker of a crawl shared through Redis.
@@ -205,6 +211,7 @@ class DistributedAddon(DefaultProfileAddon):
         # Before the AdaptiveAddon's check, which would warn about scrapy-redis' scheduler. Not
         # in update_pre_crawler_settings: `scrapy crawl` sets up logging after that, and the
         # INFO line saying so would be lost.
+        require_extra("distributed", "the distributed profile (DistributedAddon)")
         replace_scrapy_redis_scheduler(settings)
         super().update_settings(settings)
 

@@ -48,6 +48,7 @@ from adaptive_spider.distributed.sync import (
     ModelSync,
     TermStatisticsSync,
 )
+from adaptive_spider.extras import missing_extra_message
 from adaptive_spider.frontier.features import FEATURE_NAMES, STATIC_NAMES
 from adaptive_spider.frontier.linkevidence import record_outlink
 from adaptive_spider.settings.config import ConfigError
@@ -124,7 +125,7 @@ class DistributedScheduler(AdaptiveScheduler):
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DistributedScheduler:
         if get_redis_from_settings is None:
-            raise NotConfigured("DistributedScheduler needs scrapy-redis: pip install 'adaptive-spider[distributed]'")
+            raise NotConfigured(missing_extra_message("distributed", "DistributedScheduler"))
         settings = crawler.settings
         state = CrawlState.of(crawler)
         keys = CrawlKeys(state.config.distributed_key % {"spider": crawler.spidercls.name})

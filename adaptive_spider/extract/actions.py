@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from adaptive_spider.extras import MissingExtra, missing_extra_message
+
 ACTION_KINDS = ("wait", "scroll", "click", "wait_for")
 
 # Scroll to the bottom of the page; lazy loaders listen for this.
@@ -19,7 +21,10 @@ _SCROLL_TO_BOTTOM = "window.scrollTo(0, document.body.scrollHeight)"
 def _page_method(method: str, *args: Any, **kwargs: Any) -> Any:
     # Imported here: scrapy-playwright is an optional dependency, needed only
     # by templates that have actions.
-    from scrapy_playwright.page import PageMethod
+    try:
+        from scrapy_playwright.page import PageMethod
+    except ImportError:
+        raise MissingExtra(missing_extra_message("javascript", "a template with browser actions")) from None
 
     return PageMethod(method, *args, **kwargs)
 
