@@ -7,8 +7,8 @@ logging or starts a reactor: that the spider exists; the spider's arguments
 (a ``check_arguments`` classmethod, as the ``focused`` and ``template`` spiders
 have); the ``ADAPTIVE_*`` settings; JOBDIR; LOG_LEVEL and the numeric Scrapy
 settings a crawl's limits depend on. A bad value becomes Scrapy's usual
-one-line usage error, naming the input, with exit status 2. Everything else is
-Scrapy's ``crawl`` command.
+one-line usage error, naming the input, with exit status 2. Everything else,
+running the crawl included, is Scrapy's ``crawl`` command (only ``process_options`` is ours).
 """
 
 from __future__ import annotations
@@ -55,17 +55,6 @@ class Command(ScrapyCrawlCommand):
                 check_crawl(self.settings, args[0], opts.spargs)
             except ValueError as exc:  # ConfigError, TemplateError: one line naming the input
                 raise UsageError(str(exc), print_help=False) from None
-
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        if len(args) != 1:
-            return super().run(args, opts)
-        assert self.crawler_process
-        crawler = self._create_crawler(args[0])
-        self.crawler_process.crawl(crawler, **opts.spargs)
-        self.crawler_process.start()
-        if self.crawler_process.bootstrap_failed:
-            self.exitcode = 1
-        return None
 
 
 def check_crawl(settings: BaseSettings, spider_name: str, spider_arguments: dict[str, Any]) -> None:
