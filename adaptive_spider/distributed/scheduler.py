@@ -43,6 +43,7 @@ from adaptive_spider.crawl.state import PARENT_KEY, CrawlState, domain_of
 from adaptive_spider.distributed.coordination import WorkerRegistry
 from adaptive_spider.distributed.queue import CrawlKeys, SharedQueue
 from adaptive_spider.distributed.sharedentries import entry_payload, entry_scores
+from adaptive_spider.distributed.starturls import crawl_prefix
 from adaptive_spider.distributed.sync import (
     DomainProfileSync,
     ModelSync,
@@ -128,7 +129,7 @@ class DistributedScheduler(AdaptiveScheduler):
             raise NotConfigured(missing_extra_message("distributed", "DistributedScheduler"))
         settings = crawler.settings
         state = CrawlState.of(crawler)
-        keys = CrawlKeys(state.config.distributed_key % {"spider": crawler.spidercls.name})
+        keys = CrawlKeys(crawl_prefix(crawler))
         server = get_redis_from_settings(settings)
         return cls(
             server,
@@ -177,7 +178,7 @@ class DistributedScheduler(AdaptiveScheduler):
         self.loop.start(self.config.distributed_poll_interval, now=False)
         self._set_stat("worker", self.worker)
         logger.info(
-            "DistributedScheduler: worker %s joined crawl %s (strategy %s, %d queued)",
+            "DistributedScheduler: worker %s joined crawl %s (Redis key prefix; strategy %s, %d queued)",
             self.worker,
             self.keys.prefix,
             self.config.strategy,

@@ -353,7 +353,23 @@ SECTIONS: tuple[Section, ...] = (
                 "ADAPTIVE_DISTRIBUTED_KEY",
                 "adaptive:%(spider)s",
                 DISTRIBUTED_KEY,
-                "Prefix of the crawl's Redis keys, the same on every worker of one crawl.",
+                "Prefix of the crawl's Redis keys, the same on every worker of one crawl. Unset, a Scrapyd job "
+                "(`SCRAPY_JOB`) gets `adaptive:<spider>:<job id>`, so concurrent jobs never share keys.",
+            ),
+            (
+                "ADAPTIVE_REDIS_START_URLS_KEY",
+                "",
+                TEXT,
+                "Redis list the `focused` spider pops start URLs from while it runs (as scrapy-redis' "
+                "RedisSpider; `-a start_urls_key=` too); `%(prefix)s` is the crawl's key prefix, "
+                "e.g. `%(prefix)s:start_urls`. Empty: none.",
+            ),
+            (
+                "ADAPTIVE_REDIS_START_URLS_WAIT",
+                5.0,
+                real(0.0),
+                "Seconds the crawl stays idle with the start URL list empty before the spider stops "
+                "waiting for more (then the crawl can close).",
             ),
             (
                 "ADAPTIVE_DISTRIBUTED_BATCH",
