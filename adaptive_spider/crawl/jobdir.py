@@ -216,9 +216,9 @@ class JobDirQueue:
     def _deserialize(self, data: dict) -> Request:
         return request_from_dict(data, spider=self.spider)
 
-    def snapshot(self, *, in_flight: bool) -> dict:
-        """Everything to resume from: the queue (frontier and ready queue), the crawl
-        state and, if ``in_flight``, the requests the engine has not finished."""
+    def snapshot(self) -> dict:
+        """Everything to resume from without the journal (written at a clean close, when
+        nothing is in flight): the queue (frontier and ready queue) and the crawl state."""
         ready = []
         for request, decision in self.ready:
             data = self._serialize(request)
@@ -231,16 +231,13 @@ class JobDirQueue:
                         "parent": request.meta.get(PARENT_KEY, -1),
                     }
                 )
-        flying = []
-        if in_flight:
-            flying = [data for data in map(self._serialize, self.in_flight.values()) if data is not None]
         snapshot: dict[str, Any] = {
             "version": 2,
             "strategy": self.config.strategy,
             "crawl": self.state.state_dict(),
             "frontier": self.frontier.state_dict(self._serialize),
             "ready": ready,
-            "in_flight": flying,
+            "in_flight": [],
         }
         lost = snapshot["frontier"]["unserializable"] + len(self.ready) - len(ready)
         if lost:
@@ -278,7 +275,7 @@ class JobDirQueue:
             return
         # At a clean close the engine has finished every request it was given:
         # nothing is in flight any more.
-        snapshot = self.snapshot(in_flight=False)
+        snapshot = self.snapshot()
         path = self._state_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(".partial")
