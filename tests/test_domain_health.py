@@ -13,7 +13,10 @@ import time
 import zlib
 
 import pytest
+from scrapy import signals
+from scrapy.crawler import CrawlerRunner
 
+from adaptive_spider.crawl.engine_internals import download_slot
 from adaptive_spider.crawl.state import CrawlState
 from benchmarks import localsite
 from spiders.focused import FocusedSpider
@@ -103,3 +106,42 @@ async def test_dead_links_do_not_drop_a_host_but_failing_hosts_are_dropped_and_s
     assert slow_items <= fetched  # held back, never dropped
     assert slow.failures == 0 and slow.median_latency_ms > 150
     assert stats.get("adaptive/filtered/deferred_slow", 0) > 0
+
+
+class SlotWatch:
+    """Writes down, for each host, the most requests its download slot held at once
+    (downloading or waiting in the slot's queue)."""
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+        self.most: dict[str, int] = {}
+        crawler.signals.connect(self.reached, signals.request_reached_downloader)
+
+    def reached(self, request, spider):
+        key, slot = download_slot(self.crawler, request)
+        if slot is not None:
+            self.most[key] = max(self.most.get(key, 0), len(slot.active))
+
+
+@pytest.mark.parametrize("limit", [0, -1], ids=["default", "no-limit"])
+@crawl_test
+async def test_a_slow_host_never_holds_more_than_its_slot_of_the_downloader(proxy, limit):
+    # slow.test's items are the best links, and it is slow, but not slow enough to be held back:
+    # its requests would wait in its download slot, holding the places shop.test could use.
+    settings = project_settings(
+        ADAPTIVE_SLOW_DOMAIN_MS=60_000,
+        ADAPTIVE_DOMAIN_IN_FLIGHT=limit,
+        ADAPTIVE_DOMAIN_IN_FLIGHT_MS=SLOW_SECONDS * 1000 / 2,
+        CONCURRENT_REQUESTS_PER_DOMAIN=2,
+        CONCURRENT_REQUESTS=6,
+        RETRY_TIMES=0,
+    )
+    runner = CrawlerRunner(settings)
+    crawler = runner.create_crawler(FocusedSpider)
+    watch = SlotWatch(crawler)
+    await crawler.crawl_async(query="blue widget archive", start_urls="http://hub.test/")
+    if limit == 0:  # the default: as many as the slot downloads at once
+        assert watch.most["slow.test"] <= 2, watch.most  # (fast shop.test's may queue: they start at once)
+        assert crawler.stats.get_value("adaptive/filtered/passed_busy", 0) > 0
+    else:  # without a limit the slow host's requests queue up in its slot
+        assert watch.most["slow.test"] > 2, watch.most

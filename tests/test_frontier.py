@@ -1,12 +1,14 @@
 """Frontier internals: features, leaves, the Q-network, domain filters, tiers."""
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from scrapy import Request
 
 from adaptive_spider.frontier import features
 from adaptive_spider.settings.config import AdaptiveConfig
-from adaptive_spider.frontier.domains import DomainProfiles
+from adaptive_spider.frontier.domains import DomainLoad, DomainProfiles
 from adaptive_spider.frontier.frontier import Frontier
 from adaptive_spider.frontier.learn.qnet import DoubleDQN, QNetwork
 from adaptive_spider.frontier.learn.tree import LeafPartition
@@ -184,6 +186,63 @@ def test_slow_domain_is_released_after_the_others():
     add(frontier, "http://quick.test/a")
     add(frontier, "http://quick.test/b")
     assert [r.url for r, _ in drain(frontier, 1)] == ["http://quick.test/a", "http://quick.test/b", "http://slow.test/a"]
+
+
+def test_a_busy_domain_is_passed_over_for_other_domains_and_keeps_its_place():
+    frontier = make_frontier(strategy="bestfirst", domain_in_flight_ms=0)
+    for host in ("busy.test", "idle.test"):
+        frontier.domains.record_response(host, 200, 0.1)  # no probes
+    for i in range(6):
+        add(frontier, f"http://busy.test/{i}", anchor=0.9 - i / 100)
+    add(frontier, "http://idle.test/0", anchor=0.2)
+    add(frontier, "http://idle.test/1", anchor=0.1)
+    busy, idle = frontier.domains.id_of("busy.test"), frontier.domains.id_of("idle.test")
+    # busy.test has 2 of its 3 places in flight: one more of it, then the other domain's.
+    batch = frontier.next_batch(4, in_flight=DomainLoad(Counter({busy: 2}), 3))
+    assert [r.url for r, _ in batch] == ["http://busy.test/0", "http://idle.test/0", "http://idle.test/1"]
+    assert frontier.filtered["passed_busy"] == 5
+    # Once its requests are done, its entries come back in their order.
+    batch = frontier.next_batch(2, in_flight=DomainLoad(Counter({idle: 3}), 3))
+    assert [r.url for r, _ in batch] == ["http://busy.test/1", "http://busy.test/2"]
+
+
+def test_a_round_of_only_busy_domains_releases_nothing_and_looks_only_so_far():
+    frontier = make_frontier(strategy="bestfirst", domain_in_flight_ms=0)
+    frontier.domains.record_response("busy.test", 200, 0.1)
+    for i in range(200):
+        add(frontier, f"http://busy.test/{i}", anchor=0.9)
+    busy = frontier.domains.id_of("busy.test")
+    selected = []
+    frontier.strategy.select = counting(frontier.strategy.select, selected)
+    assert frontier.next_batch(4, in_flight=DomainLoad(Counter({busy: 8}), 8)) == []
+    assert sum(selected) <= 4 * 4 + 4
+    assert len(frontier) == 200 and len(drain(frontier, 50)) == 200  # nothing lost
+
+
+def test_only_a_slowish_domain_is_passed_over_when_busy():
+    frontier = make_frontier(strategy="bestfirst", domain_in_flight_ms=500)  # the default is 1000
+    for host, seconds in (("fast.test", 0.05), ("slowish.test", 0.8), ("other.test", 0.05)):
+        for _ in range(3):
+            frontier.domains.record_response(host, 200, seconds)
+    add(frontier, "http://fast.test/a", anchor=0.9)
+    add(frontier, "http://slowish.test/a", anchor=0.8)
+    add(frontier, "http://other.test/a", anchor=0.1)
+    ids = [frontier.domains.id_of(h) for h in ("fast.test", "slowish.test")]
+    batch = frontier.next_batch(2, in_flight=DomainLoad(Counter({i: 8 for i in ids}), 8))
+    # A fast domain's requests hardly wait in its slot: the best link goes first all the same.
+    assert [r.url for r, _ in batch] == ["http://fast.test/a", "http://other.test/a"]
+
+
+def test_a_slow_domain_released_last_still_waits_for_a_place():
+    frontier = make_frontier(strategy="bfs", slow_domain_ms=500)
+    for _ in range(3):
+        frontier.domains.record_response("slow.test", 200, 2.0)
+    add(frontier, "http://slow.test/a")
+    add(frontier, "http://slow.test/b")
+    slow = frontier.domains.id_of("slow.test")
+    assert frontier.next_batch(4, in_flight=DomainLoad(Counter({slow: 1}), 1)) == []
+    assert [r.url for r, _ in frontier.next_batch(4, in_flight=DomainLoad(Counter(), 1))] == ["http://slow.test/a"]
+    assert [r.url for r, _ in frontier.next_batch(4)] == ["http://slow.test/b"]
 
 
 def test_entries_wait_for_their_domains_probe_and_a_lost_probe_is_given_up_once():
@@ -397,3 +456,28 @@ def test_a_saved_qnetwork_trains_on_exactly_as_the_one_that_was_saved():
         assert restored.partial_fit(X, y) == net.partial_fit(X, y)
     assert np.array_equal(restored.predict(X), net.predict(X))
     assert restored.predict(X).std() > 0  # it learned something: the test can tell two nets apart
+
+
+class GainListener(RecordingListener):
+    """A listener whose expected gains the test sets by URL (as the sufficiency link values keep them)."""
+
+    def __init__(self, frontier, gains):
+        super().__init__()
+        self.frontier = frontier
+        self.gains = gains
+
+    def gain(self, entry):
+        return self.gains[self.frontier.url_of(entry)]
+
+
+def test_gain_strategy_takes_the_highest_current_gain_and_revalues_lazily():
+    frontier = make_frontier(strategy="gain")
+    gains = {"http://a.test/low": 0.1, "http://a.test/high": 0.9, "http://a.test/mid": 0.5}
+    frontier.listener = GainListener(frontier, gains)
+    frontier.domains.record_response("a.test", 200, 0.01)
+    for url in gains:
+        add(frontier, url, anchor=0.5)  # same prior: only the gain tells them apart
+    # "high" has lost its value since it was queued (its terms are covered now): it goes back in line.
+    gains["http://a.test/high"] = 0.2
+    assert [r.url for r, _ in drain(frontier, 1)] == ["http://a.test/mid", "http://a.test/high", "http://a.test/low"]
+    assert frontier.strategy.stats()["revalued"] >= 4

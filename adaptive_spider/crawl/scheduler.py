@@ -7,9 +7,11 @@ own scheduler), get their link evidence (:mod:`adaptive_spider.frontier.linkevid
 the static part of their feature vector, from ``depth``, the page they were
 found on and ``link_text``) and join the frontier. When the downloader asks for
 work, the frontier's strategy (``ADAPTIVE_STRATEGY``: tres, linkgroups,
-bestfirst, bfs, dfs, random) chooses a round of ``ADAPTIVE_PAGES_PER_ROUND``
+bestfirst, gain, bfs, dfs, random) chooses a round of ``ADAPTIVE_PAGES_PER_ROUND``
 requests into a ready queue. Each released request carries the reason it was
-chosen in ``request.meta["adaptive"]`` (leaf, score, features).
+chosen in ``request.meta["adaptive"]`` (leaf, score, features). A domain with as many
+requests in flight as its download slot takes (``ADAPTIVE_DOMAIN_IN_FLIGHT``) is passed
+over for other domains' in that round, so one slow host never fills the downloader.
 
 With ``JOBDIR`` the queue is saved, journaled and restored by a
 :class:`~adaptive_spider.crawl.jobdir.JobDirQueue`.
@@ -18,7 +20,8 @@ With ``JOBDIR`` the queue is saved, journaled and restored by a
 from __future__ import annotations
 
 import logging
-from collections import deque
+from collections import Counter, deque
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -31,7 +34,8 @@ from scrapy.utils.request import request_from_dict
 from adaptive_spider.crawl.canonical import parts_have_valid_host
 from adaptive_spider.crawl.engine_internals import requests_in_progress
 from adaptive_spider.crawl.jobdir import JobDirQueue, request_to_dict, snapshot_items
-from adaptive_spider.crawl.state import DECISION_KEY, PARENT_KEY, CrawlState
+from adaptive_spider.crawl.state import DECISION_KEY, PARENT_KEY, CrawlState, request_domain
+from adaptive_spider.frontier.domains import DomainLoad
 from adaptive_spider.frontier.features import describe
 from adaptive_spider.frontier.frontier import Frontier
 from adaptive_spider.frontier.linkevidence import (
@@ -96,6 +100,16 @@ class SchedulerStats:
             self.stats.set_value(f"adaptive/frontier/{key}", value)
 
 
+def domain_in_flight_limit(config: AdaptiveConfig, crawler: Crawler | None) -> int:
+    """``ADAPTIVE_DOMAIN_IN_FLIGHT``, with 0 read as the download slot's concurrency (-1: none)."""
+    if config.domain_in_flight:
+        return config.domain_in_flight
+    if crawler is None:
+        return -1
+    settings = crawler.settings
+    return settings.getint("CONCURRENT_REQUESTS_PER_IP") or settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") or -1
+
+
 class AdaptiveScheduler(BaseScheduler):
     """Stores the crawl's requests and releases them in a learned order.
 
@@ -124,6 +138,7 @@ class AdaptiveScheduler(BaseScheduler):
         self._n_released = 0
         self.spider: Spider | None = None
         self._log_decisions = self.config.log_decisions and logger.isEnabledFor(logging.DEBUG)
+        self.domain_in_flight = domain_in_flight_limit(self.config, crawler)
         self.jobdir = (
             JobDirQueue(jobdir, self.state, self.frontier, self.ready, dupefilter, crawler, self._add, self.counts.inc)
             if jobdir
@@ -259,7 +274,7 @@ class AdaptiveScheduler(BaseScheduler):
     def _refill(self, n: int, front: bool = False) -> None:
         self.counts.flush()
         filtered_before = dict(self.frontier.filtered)
-        batch = self.frontier.next_batch(n, self._hold_below())
+        batch = self.frontier.next_batch(n, self._hold_below(), self._domain_load())
         for reason, count in self.frontier.filtered.items():
             if count != filtered_before.get(reason, 0):
                 self.counts.inc(f"filtered/{reason}", count - filtered_before.get(reason, 0))
@@ -293,6 +308,22 @@ class AdaptiveScheduler(BaseScheduler):
         if not self.frontier.strategy.ranks_by_link_prior:
             return None  # bfs, dfs, random: an order that ignores link evidence stays that order
         return config.hold_below if self._in_flight() >= config.hold_in_flight else None
+
+    def _domain_load(self) -> DomainLoad | None:
+        """Requests in flight per domain (the engine's and the ready queue's), with the limit
+        per domain (``ADAPTIVE_DOMAIN_IN_FLIGHT``)."""
+        if self.domain_in_flight < 0:
+            return None
+        counts: Counter[int] = Counter()
+        for request in self._requests_in_flight():
+            counts[self.state.domains.id_of(request_domain(request))] += 1
+        for request, _ in self.ready:
+            counts[self.state.domains.id_of(request_domain(request))] += 1
+        return DomainLoad(counts, self.domain_in_flight)
+
+    def _requests_in_flight(self) -> Iterable[Request]:
+        """Released requests not fully processed yet (the lockstep harness gives its own view)."""
+        return requests_in_progress(self.crawler) or ()
 
     def _in_flight(self) -> int:
         """Released requests whose pages have not been parsed yet (download and scraping):

@@ -187,9 +187,10 @@ class DomainProfiles:
         profile = self.profiles[domain_id]
         return profile.attempts >= self.min_attempts and profile.failure_rate > threshold
 
-    def is_slow(self, domain_id: int, slow_ms: float) -> bool:
+    def is_slow(self, domain_id: int, slow_ms: float, min_answers: int = 3) -> bool:
+        """Whether the domain's median latency is above ``slow_ms``, once it answered ``min_answers`` times."""
         profile = self.profiles[domain_id]
-        return len(profile.latencies) >= 3 and profile.median_latency_ms > slow_ms
+        return len(profile.latencies) >= min_answers and profile.median_latency_ms > slow_ms
 
     def is_untried(self, domain_id: int) -> bool:
         """A request to the domain is on its way, but none has come back yet."""
@@ -213,3 +214,29 @@ class DomainProfiles:
             domain_id = self.id_of(profile.name)
             self.profiles[domain_id] = profile
             self._refresh(domain_id)
+
+
+class DomainLoad:
+    """The requests in flight per domain during one release round, against a limit per domain.
+
+    A request released for a domain whose download slot is full waits in the
+    downloader, holding one of its ``CONCURRENT_REQUESTS`` places; a slow host would
+    take them all. The frontier passes over such a domain's entries instead (as
+    Scrapy's ``DownloaderAwarePriorityQueue`` prefers the least busy slot), when the
+    domain is slow enough for the wait to matter (``ADAPTIVE_DOMAIN_IN_FLIGHT_MS``): a
+    fast domain's queued request starts in moments, and passing over the best link
+    for a worse one would cost the focus more than the wait.
+    """
+
+    __slots__ = ("counts", "limit")
+
+    def __init__(self, counts: Counter[int], limit: int) -> None:
+        self.counts = counts
+        self.limit = limit
+
+    def is_busy(self, domain_id: int) -> bool:
+        return self.counts[domain_id] >= self.limit
+
+    def add(self, domain_id: int) -> None:
+        """A request of the domain was released in this round."""
+        self.counts[domain_id] += 1

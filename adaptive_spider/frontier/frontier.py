@@ -5,9 +5,10 @@ An explicit ``Request.priority`` is a tier above the learned order: the highest
 non-empty tier is served first, and the strategy orders the entries inside it.
 Before a chosen request is released, the domain filters run: a domain over its
 page cap or with too many failures is dropped (counted by reason); a slow domain
-is deferred until nothing faster is left; and a domain never fetched before is
-probed with one request, the others waiting until it answers (a dead host costs
-one fetch, not a round of them).
+is deferred until nothing faster is left; a domain with its share of requests in
+flight is passed over for other domains' (see :class:`~adaptive_spider.frontier.domains.DomainLoad`);
+and a domain never fetched before is probed with one request, the others waiting
+until it answers (a dead host costs one fetch, not a round of them).
 
 A :class:`FrontierListener` hears of every entry that joins or leaves (the
 sufficiency link values keep each queued link's expected gain that way), and a
@@ -37,19 +38,22 @@ from adaptive_spider.frontier.strategies.baselines import (
     DepthFirst,
     RandomOrder,
 )
+from adaptive_spider.frontier.strategies.gain import ExpectedGain
 from adaptive_spider.frontier.strategies.linkgroups import LinkGroups
 from adaptive_spider.frontier.strategies.tres import Tres
 
 if TYPE_CHECKING:
     from scrapy import Request
 
-    from adaptive_spider.frontier.domains import DomainProfiles
+    from adaptive_spider.frontier.domains import DomainLoad, DomainProfiles
     from adaptive_spider.frontier.pagelog import PageLog
     from adaptive_spider.relevance.linkpreview import LinkPreview
 
 STRATEGY_CLASSES: dict[str, type[Strategy]] = {
-    cls.name: cls for cls in (Tres, LinkGroups, BestFirst, BreadthFirst, DepthFirst, RandomOrder)
+    cls.name: cls for cls in (Tres, LinkGroups, BestFirst, ExpectedGain, BreadthFirst, DepthFirst, RandomOrder)
 }
+#: How far a round looks past entries of busy domains: this many times the round's size.
+BUSY_PASSES_PER_ROUND = 4
 
 
 class FrontierListener(Protocol):
@@ -103,6 +107,9 @@ class Frontier:
         # URL -> entry of queued requests the dupefilter screens (not dont_filter): where a
         # later link to the same URL finds the entry (the URL string is the request's own).
         self.queued_urls: dict[str, int] = {}
+        # During a round: the requests in flight per domain, and the entries passed over for it.
+        self._load: DomainLoad | None = None
+        self._passed_busy: list[tuple[int, Choice]] = []
 
     def __len__(self) -> int:
         return len(self.store)
@@ -124,11 +131,11 @@ class Frontier:
         entry = self.store.add(request, static, domain_id, parent_id, prior, group, order)
         tier = int(request.priority)
         self.tier_sizes[tier] += 1
+        if self.listener is not None:  # first: the gain strategy reads the entry's link value
+            self.listener.on_queued(entry, request, self.pages.parent_score(parent_id), domain_id, preview)
         self.strategy.push(tier, entry)
         if not request.dont_filter:
             self.queued_urls[request.url] = entry
-        if self.listener is not None:
-            self.listener.on_queued(entry, request, self.pages.parent_score(parent_id), domain_id, preview)
         return entry
 
     def top_tier(self) -> float:
@@ -196,6 +203,12 @@ class Frontier:
     def arrival_order_of(self, entry: int) -> int:
         return int(self.store.order[entry])
 
+    def expected_gain(self, entry: int) -> float:
+        """The listener's current expected gain of a queued entry (its link prior without one)."""
+        gain = getattr(self.listener, "gain", None)
+        value = gain(entry) if gain is not None else None
+        return float(self.store.prior[entry]) if value is None else value
+
     def url_of(self, entry: int) -> str:
         return self.store.requests[entry].url
 
@@ -231,32 +244,69 @@ class Frontier:
         return vectors.reshape(b, k, -1), priors, mask
 
     # -- releasing ----------------------------------------------------------------------
-    def next_batch(self, n: int, hold_below: float | None = None) -> list[tuple[Request, Choice]]:
+    def next_batch(
+        self,
+        n: int,
+        hold_below: float | None = None,
+        in_flight: DomainLoad | None = None,
+    ) -> list[tuple[Request, Choice]]:
         """Up to ``n`` requests for the ready queue, best first, each with its
         :class:`Choice` (leaf, score and the features it had when chosen).
 
         With ``hold_below``, a chosen entry whose link prior is lower stays queued
         and ends the round: the caller would rather wait for better links.
+
+        With ``in_flight``, a chosen entry of a domain that has as many requests in
+        flight as it may stays queued, and the round looks further for other domains'
+        (at most ``BUSY_PASSES_PER_ROUND`` times ``n`` such entries per round): released
+        anyway, it would wait in the downloader's queue for that domain, holding a place
+        another domain's request could use.
         """
         self.round += 1
         self._wake_probed_domains()
+        self._load = in_flight
         accepted: list[tuple[int, Choice]] = []
-        for tier in sorted((t for t, size in self.tier_sizes.items() if size), reverse=True):
-            while len(accepted) < n and self.strategy.count(tier):
-                choices = [c for c in self.strategy.select(tier, n - len(accepted)) if self._still_queued(c.entry)]
-                weak = [] if hold_below is None else [c for c in choices if self.store.prior[c.entry] < hold_below]
-                for choice in choices:
-                    if choice in weak:
-                        self.strategy.push(tier, choice.entry)
-                    else:
-                        self._filter_by_domain(tier, choice, accepted)
-                if weak:
-                    return self._release(accepted)
-            if accepted:
-                break
-        if not accepted:
-            self._release_deferred(n, accepted)
-        return self._release(accepted)
+        try:
+            for tier in sorted((t for t, size in self.tier_sizes.items() if size), reverse=True):
+                while len(accepted) < n and self.strategy.count(tier) and not self._looked_far_enough(n):
+                    choices = [c for c in self.strategy.select(tier, n - len(accepted)) if self._still_queued(c.entry)]
+                    weak = [] if hold_below is None else [c for c in choices if self.store.prior[c.entry] < hold_below]
+                    for choice in choices:
+                        if choice in weak:
+                            self.strategy.push(tier, choice.entry)
+                        else:
+                            self._filter_by_domain(tier, choice, accepted)
+                    if weak:
+                        return self._release(accepted)
+                if accepted or self._looked_far_enough(n):
+                    break
+            if not accepted:
+                # With entries passed over for busy domains, requests are in flight: a probe may still answer.
+                self._release_deferred(n, accepted, give_up_probes=not self._passed_busy)
+            return self._release(accepted)
+        finally:
+            self._return_passed_busy()
+
+    def _looked_far_enough(self, n: int) -> bool:
+        return len(self._passed_busy) >= BUSY_PASSES_PER_ROUND * n
+
+    def _is_busy(self, domain_id: int) -> bool:
+        """Whether a domain has its share of requests in flight, and is slow enough for it to matter."""
+        load = self._load
+        if load is None or not load.is_busy(domain_id):
+            return False
+        threshold = self.config.domain_in_flight_ms
+        # One answer is enough: a domain's first requests are the ones that would fill the downloader.
+        return threshold <= 0 or self.domains.is_slow(domain_id, threshold, min_answers=1)
+
+    def _return_passed_busy(self) -> None:
+        """Entries passed over for their busy domain go back to the strategy after the round
+        (not during it: it would choose them again)."""
+        for tier, choice in self._passed_busy:
+            if self._still_queued(choice.entry):
+                self.strategy.push(tier, choice.entry)
+        self._passed_busy.clear()
+        self._load = None
 
     def _wake_probed_domains(self, force: bool = False) -> None:
         """Return to the strategy the entries of domains whose probe has answered."""
@@ -287,38 +337,55 @@ class Frontier:
         elif self.strategy.probes_new_domains and self.domains.is_untried(domain_id) and domain_id not in self.unprobed:
             choice.features = None
             self.waiting.setdefault(domain_id, []).append((tier, choice))
+        elif self._is_busy(domain_id):
+            self._passed_busy.append((tier, choice))
+            self.filtered["passed_busy"] += 1
         else:
             self._accept(tier, choice, accepted)
 
     def _accept(self, tier: int, choice: Choice, accepted: list) -> None:
         # Count the release now, so a domain cap holds within one batch too.
-        self.domains.record_release(int(self.store.domain[choice.entry]))
+        domain_id = int(self.store.domain[choice.entry])
+        self.domains.record_release(domain_id)
+        if self._load is not None:
+            self._load.add(domain_id)
         accepted.append((tier, choice))
 
-    def _release_deferred(self, n: int, accepted: list) -> None:
+    def _release_deferred(self, n: int, accepted: list, give_up_probes: bool = True) -> None:
         """When nothing else is left: accept the entries of slow domains, or else those
         waiting for a probe."""
         if not self.slow_deferred and self.waiting:
+            if not give_up_probes:
+                return
             # Nothing else is left: a probe that never answers (filtered before download)
             # must not keep its domain's entries waiting for ever. Nor send them to wait
             # again: every later round would walk the whole frontier back into waiting.
             self.unprobed.update(self.waiting)
             self._wake_probed_domains(force=True)
             for tier in sorted(self.tier_sizes, reverse=True):
-                while len(accepted) < n and self.strategy.count(tier):
+                while len(accepted) < n and self.strategy.count(tier) and not self._looked_far_enough(n):
                     for choice in self.strategy.select(tier, n - len(accepted)):
-                        if self._still_queued(choice.entry):
+                        if not self._still_queued(choice.entry):
+                            continue
+                        if self._is_busy(int(self.store.domain[choice.entry])):
+                            self._passed_busy.append((tier, choice))
+                        else:
                             self._accept(tier, choice, accepted)
             return
+        busy = []
         while self.slow_deferred and len(accepted) < n:
             tier, choice = self.slow_deferred.popleft()
             if not self._still_queued(choice.entry):
                 continue
-            reason = self._drop_reason(int(self.store.domain[choice.entry]))
+            domain_id = int(self.store.domain[choice.entry])
+            reason = self._drop_reason(domain_id)
             if reason:
                 self._drop(tier, choice.entry, reason)
+            elif self._is_busy(domain_id):
+                busy.append((tier, choice))
             else:
                 self._accept(tier, choice, accepted)
+        self.slow_deferred.extendleft(reversed(busy))  # first in line again, in their order
 
     def _release(self, accepted: list) -> list[tuple[Request, Choice]]:
         if not accepted:

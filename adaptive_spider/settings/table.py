@@ -73,7 +73,7 @@ class Section:
 
 
 # Values a parser needs as well as the row (one name, declared once).
-STRATEGIES = ("tres", "linkgroups", "bestfirst", "bfs", "dfs", "random")
+STRATEGIES = ("tres", "linkgroups", "bestfirst", "gain", "bfs", "dfs", "random")
 LEAF_SAMPLING = ("best", "uniform")
 PAGE_FIELDS = ("title", "headings", "body", "url")
 PRIOR_PARTS = ("anchor", "context", "parent")
@@ -110,7 +110,12 @@ SECTIONS: tuple[Section, ...] = (
         "frontier strategy",
         "",
         (
-            ("ADAPTIVE_STRATEGY", "tres", choice(STRATEGIES), "One of: tres, linkgroups, bestfirst, bfs, dfs, random."),
+            (
+                "ADAPTIVE_STRATEGY",
+                "tres",
+                choice(STRATEGIES),
+                "One of: tres, linkgroups, bestfirst, gain, bfs, dfs, random.",
+            ),
             (
                 "ADAPTIVE_SEED",
                 0,
@@ -279,6 +284,26 @@ SECTIONS: tuple[Section, ...] = (
             ),
             ("ADAPTIVE_UNRELIABLE_MIN_ATTEMPTS", 5, integer(1), "... once they had at least this many attempts."),
             ("ADAPTIVE_DOMAIN_MAX_PAGES", 0, integer(0), "Most pages fetched per domain (0: no cap)."),
+            (
+                "ADAPTIVE_DOMAIN_IN_FLIGHT",
+                0,
+                integer(-1),
+                (
+                    "Most requests of one domain in flight (released, not yet parsed); while a domain has "
+                    "them, the frontier passes over its links for other domains', so a slow host cannot fill "
+                    "the downloader (0: the download slot's concurrency, CONCURRENT_REQUESTS_PER_DOMAIN or "
+                    "CONCURRENT_REQUESTS_PER_IP; -1: no limit)."
+                ),
+            ),
+            (
+                "ADAPTIVE_DOMAIN_IN_FLIGHT_MS",
+                1000,
+                real(0.0),
+                (
+                    "ADAPTIVE_DOMAIN_IN_FLIGHT applies to domains whose median latency exceeds this (ms): a fast "
+                    "domain's requests wait little in its download slot, and the best links go first (0: every domain)."
+                ),
+            ),
             (
                 "ADAPTIVE_DOMAIN_WEIGHTS",
                 {},

@@ -27,7 +27,7 @@ from benchmarks.harness.metrics import Run
 from benchmarks.harness.topics import Topic
 from spiders.focused import FocusedSpider
 
-STRATEGIES = ("tres", "linkgroups", "bestfirst", "bfs", "random")
+STRATEGIES = ("tres", "linkgroups", "bestfirst", "gain", "bfs", "random")
 STOCK = "stock"
 STOCK_SCHEDULER = "scrapy.core.scheduler.Scheduler"
 ORDERS = ("lockstep", "free")

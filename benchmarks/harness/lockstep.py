@@ -80,6 +80,7 @@ class Lockstep:
         self.fill = lambda: None  # set by the scheduler
         self._waiting: dict[int, list[Deferred]] = {}
         self._robots_turn: dict[str, int] = {}
+        self._in_flight: dict[int, object] = {}
 
     @classmethod
     def of(cls, crawler) -> Lockstep:
@@ -95,7 +96,12 @@ class Lockstep:
 
     def number(self, request) -> None:
         request.meta[SEQ_KEY] = self.released
+        self._in_flight[self.released] = request
         self.released += 1
+
+    def requests_in_flight(self):
+        """Released requests not completed yet (in release order)."""
+        return self._in_flight.values()
 
     def mark_robots_turn(self, request) -> None:
         """The first numbered request of a host to reach RobotsTxtMiddleware fetches its robots.txt."""
@@ -127,6 +133,7 @@ class Lockstep:
             # Only a request that skipped the gate could get here; say so rather than hang.
             logger.warning("lockstep: request %s completed out of turn (%s, expected %s)", request, seq, self.completed)
             return
+        self._in_flight.pop(seq, None)
         self.completed += 1
         for waiter in self._waiting.pop(self.completed, []):
             waiter.callback(None)
@@ -147,6 +154,9 @@ class LockstepScheduler(BaseScheduler):
             # The AdaptiveScheduler's cold-start hold counts the engine's requests in progress;
             # requests buffered here are not the engine's yet, so it would count by timing.
             inner._in_flight = lambda: lockstep.in_flight
+        if hasattr(inner, "_requests_in_flight"):
+            # Likewise its busy-domain check: the requests between release and completion.
+            inner._requests_in_flight = lockstep.requests_in_flight
 
     @classmethod
     def from_crawler(cls, crawler):

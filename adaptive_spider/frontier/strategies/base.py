@@ -64,6 +64,9 @@ class QueuedEntries(Protocol):
 
     def url_of(self, entry: int) -> str: ...
 
+    def expected_gain(self, entry: int) -> float:
+        """The current expected information gain of an entry (sufficiency link values)."""
+
     def parent_of(self, entry: int) -> int:
         """The page log id of the page an entry's link was found on (-1: none)."""
 
