@@ -2,7 +2,8 @@
 SIGKILL twice and resumed, checked for lost and repeated fetches, with its memory.
 
 The crawl is the project's own command (``scrapy crawl focused``, default profile, self-stop
-off, ``CLOSESPIDER_PAGECOUNT`` for the last run) through the big web's reference server
+off; the last run stops once the whole crawl has received ``--pages`` page responses,
+robots.txt files not counted) through the big web's reference server
 (``../shared/bigweb/sites.py --web big``, an HTTP proxy). Each run writes an event log
 (:mod:`benchmarks.long_crawl_log`: requests offered to and refused by the scheduler, requests
 handed to the downloader, responses, and a memory sample every few seconds). A run is killed
@@ -45,8 +46,6 @@ PROJECT = Path(__file__).resolve().parent.parent
 RESULTS = PROJECT / "benchmarks" / "results" / "long_crawl.json"
 TOPICS = PROJECT.parent / "shared" / "bigweb" / "topics-dev.json"
 DEFAULT_QUERY = "How do I run code in multiple threads and synchronize them with mutexes, locks, condition variables and semaphores?"
-#: CLOSESPIDER_PAGECOUNT counts robots.txt responses too: the last run may stop this many short.
-PAGECOUNT_MARGIN = 100
 
 
 def topic_query(topic: str) -> str:
@@ -63,7 +62,7 @@ def crawl_command(
     command = [
         sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"query={query}", "-a", f"start_urls={url}",
         "-s", f"JOBDIR={jobdir}", "-s", "ADAPTIVE_SELF_STOP=False", "-s", "LOG_LEVEL=INFO",
-        "-s", f"CLOSESPIDER_PAGECOUNT={pagecount}",
+        "-s", "CLOSESPIDER_PAGECOUNT=0", "-s", f"LONG_CRAWL_STOP_AT={pagecount}",
         "-s", 'EXTENSIONS={"benchmarks.long_crawl_log.EventLog": 0}',
         "-s", 'DOWNLOADER_MIDDLEWARES={"benchmarks.long_crawl_log.TakeLog": 1}',
         "-s", f"LONG_CRAWL_LOG={events}", "-s", f"LONG_CRAWL_LOG_INTERVAL={interval}",
@@ -446,7 +445,7 @@ def main(argv: list[str] | None = None) -> dict:
     for index in range(len(kill_at) + 1):
         events = workdir / f"events-{index}.tsv"
         target = kill_at[index] if index < len(kill_at) else None
-        pagecount = max(1, args.pages - total + PAGECOUNT_MARGIN) if target is None else 0
+        pagecount = max(1, args.pages - total) if target is None else 0
         command = crawl_command(query, args.url, jobdir, events, pagecount, args.set, args.interval)
         print(
             f"run {index}: {'kill at ' + str(target) if target else 'to the end'} ({total} responses so far)",

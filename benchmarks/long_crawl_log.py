@@ -5,6 +5,8 @@ Enabled in the crawl it observes with::
     -s EXTENSIONS='{"benchmarks.long_crawl_log.EventLog": 0}'
     -s DOWNLOADER_MIDDLEWARES='{"benchmarks.long_crawl_log.TakeLog": 1}'
     -s LONG_CRAWL_LOG=/path/events.tsv
+    -s LONG_CRAWL_STOP_AT=N              # optional: close the crawl after N page responses
+
 
 Every line is written and handed to the operating system at once, so a SIGKILL loses at
 most the line being written (the reader skips a torn last line). Lines (tab-separated):
@@ -33,6 +35,7 @@ import time
 from typing import Any
 
 from scrapy import signals
+from scrapy.utils.defer import deferred_from_coro
 
 from adaptive_spider.frontier.journal import SEQ_KEY
 
@@ -82,8 +85,10 @@ class TakeLog:
 class EventLog:
     """Extension: scheduled, dropped and received requests, and a periodic memory sample."""
 
-    def __init__(self, crawler, path: str, interval: float):
+    def __init__(self, crawler, path: str, interval: float, stop_at: int = 0):
         self.crawler = crawler
+        self.stop_at = stop_at
+        self.stopping = False
         self.out = writer(path)
         self.interval = interval
         self.started = time.time()
@@ -102,7 +107,10 @@ class EventLog:
             from scrapy.exceptions import NotConfigured
 
             raise NotConfigured("LONG_CRAWL_LOG is not set")
-        return cls(crawler, path, crawler.settings.getfloat("LONG_CRAWL_LOG_INTERVAL", 5.0))
+        settings = crawler.settings
+        return cls(
+            crawler, path, settings.getfloat("LONG_CRAWL_LOG_INTERVAL", 5.0), settings.getint("LONG_CRAWL_STOP_AT", 0)
+        )
 
     def scheduled(self, request, spider=None):
         self.out.write(f"S\t{_clean(request.url)}\n")
@@ -115,6 +123,10 @@ class EventLog:
         if seq is not None:
             self.responses += 1
             self.out.write(f"R\t{response.status}\t{seq}\t{_clean(request.url)}\n")
+            if self.stop_at and self.responses >= self.stop_at and not self.stopping:
+                # Unlike CLOSESPIDER_PAGECOUNT, robots.txt answers do not count: pages of the crawl only.
+                self.stopping = True
+                deferred_from_coro(self.crawler.engine.close_spider_async(reason="long_crawl_target"))
 
     def opened(self, spider):
         from twisted.internet import task

@@ -130,30 +130,39 @@ def compact(sources: Iterable[Path], covers: int, target: Path) -> tuple[int, in
     then the ``add`` record of every request not done, byte for byte as it was written,
     then a ``take`` record for each of those in flight. Returns (queued, in flight).
     """
-    added: dict[int, bytes] = {}
+    # Two passes: the first keeps sequence numbers only, the second copies the add records
+    # still needed. Holding every pending request's bytes at once (tens of MB with a large
+    # queue, every roll, in a thread of its own) would raise the process's resident memory
+    # for good: the allocator keeps such peaks.
+    sources = list(sources)
+    done: set[int] = set()
     taken: set[int] = set()
     for source in sources:
         for payload in read_raw_records(source):
             kind, seq = pickle.loads(payload)[:2]  # an add's request stays pickled: this is cheap
-            if kind == ADD:
-                added[seq] = payload
-            elif kind == TAKE:
+            if kind == TAKE:
                 taken.add(seq)
             elif kind == DONE:
-                added.pop(seq, None)
-                taken.discard(seq)
+                done.add(seq)
     partial = target.with_suffix(".partial")
+    kept: list[int] = []
+    written: set[int] = set()
     with partial.open("wb") as handle:
         handle.write(encode_record(("base", covers)))
-        for payload in added.values():  # in the order they were added
-            handle.write(_HEADER.pack(len(payload), zlib.crc32(payload)) + payload)
-        in_flight = [seq for seq in added if seq in taken]
+        for source in sources:
+            for payload in read_raw_records(source):
+                kind, seq = pickle.loads(payload)[:2]
+                if kind == ADD and seq not in done and seq not in written:  # in the order they were added
+                    handle.write(_HEADER.pack(len(payload), zlib.crc32(payload)) + payload)
+                    kept.append(seq)
+                    written.add(seq)
+        in_flight = [seq for seq in kept if seq in taken]
         for seq in in_flight:
             handle.write(encode_record((TAKE, seq)))
         handle.flush()
         os.fsync(handle.fileno())
     partial.replace(target)
-    return len(added) - len(in_flight), len(in_flight)
+    return len(kept) - len(in_flight), len(in_flight)
 
 
 class FrontierJournal:
