@@ -10,6 +10,14 @@ crawl cleanly and still writes what was measured (a second Ctrl-C stops at once)
     python -m benchmarks.harness                                   # the four dev topics, 1000 pages
     python -m benchmarks.harness --topic django-models --strategies tres,stock --budget 300
     python -m benchmarks.harness --folder ~/saved-site --host mysite.test --topics my-topics.json
+    python -m benchmarks.harness --web big --topic regex --strategies bestfirst --budget 5000
+
+On the big web (``--web big``: 53 sites, ~104,000 pages) the topics default to
+``../shared/bigweb/topics-dev.json``, the budget to 5000 pages, the metrics to
+H@200, H@1000, R@1000, R@5000, N50 and N90 (never reached counts as 10,000), and
+the relevant pages come from the labels file beside the topics file (walking the
+whole web's link graph for the label rules takes minutes): each labelled page is
+checked to be an HTML page the web serves that matches its topic's rule.
 """
 
 from __future__ import annotations
@@ -37,9 +45,11 @@ from benchmarks.harness.crawl import (
     run_crawl,
     stop,
 )
+from benchmarks.harness.metrics import CUTOFFS
 from benchmarks.harness.progress import Progress
 from benchmarks.harness.report import PLOTS_SKIPPED, Results
 from benchmarks.harness.topics import Labeler, Topic, TopicsError, load_topics
+from benchmarks.webbench.webs import WEBS, spec_folder
 
 PROJECT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = PROJECT / "benchmarks" / "out" / "harness"
@@ -47,31 +57,35 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 
 
+#: Pages per crawl when --budget is not given.
+DEFAULT_BUDGET = {"small": 1000, "big": 5000}
+LABEL_SOURCES = ("rules", "file")
+
+
 def shared_webbench() -> Path | None:
     """The spec's folder (``shared/webbench`` beside the checkout, or further up from a worktree)."""
-    for folder in PROJECT.parents:
-        candidate = folder / "shared" / "webbench"
-        if (candidate / "topics-dev.json").is_file():
-            return candidate
-    return None
+    return spec_folder("small")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    shared = shared_webbench()
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.harness",
         description="Focus benchmark: every strategy and stock Scrapy on each topic of the offline web.",
     )
     parser.add_argument(
-        "--topics", default=str(shared / "topics-dev.json") if shared else None,
-        help="topics JSON file (default: ../shared/webbench/topics-dev.json)",
+        "--web", choices=WEBS, default="small",
+        help="the small web (10 sites, default) or the big one (53 sites, slow and failing hosts)",
+    )
+    parser.add_argument(
+        "--topics",
+        help="topics JSON file (default: ../shared/webbench/topics-dev.json, ../shared/bigweb/ with --web big)",
     )
     parser.add_argument("--topic", help="comma-separated topic ids (default: all)")
     parser.add_argument(
         "--strategies", default=",".join((*STRATEGIES, STOCK)),
         help=f"comma-separated, from {', '.join((*STRATEGIES, 'dfs', STOCK))} (default: all but dfs)",
     )
-    parser.add_argument("--budget", type=int, default=1000, help="pages fetched per crawl (default 1000)")
+    parser.add_argument("--budget", type=int, help="pages fetched per crawl (default 1000; 5000 with --web big)")
     parser.add_argument("--seed", type=int, default=0, help="ADAPTIVE_SEED of every crawl (default 0)")
     parser.add_argument("--repeat", type=int, default=1, help="crawls per topic and strategy, to measure rerun variation")
     parser.add_argument(
@@ -90,8 +104,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--proxy", help="use this running offline web server (http://127.0.0.1:PORT) instead of starting one")
     parser.add_argument(
         "--labels",
-        help="check the labels computed from the topics' rules against this labels JSON file "
-        "(default: labels-X.json beside topics-X.json, when it exists; 'none' skips the check)",
+        help="check the labels computed from the topics' rules against this labels JSON file, or with "
+        "--labels-from file take them from it (default: labels-X.json beside topics-X.json, when it exists; "
+        "'none' skips the check)",
+    )
+    parser.add_argument(
+        "--labels-from", choices=LABEL_SOURCES,
+        help="rules: compute each topic's relevant pages from its label rule by walking the link graph "
+        "(default on the small web); file: read them from the labels file, checking each page against "
+        "the rule (default on the big web)",
     )
     parser.add_argument("--out", default=str(DEFAULT_OUT), help=f"output folder (default {DEFAULT_OUT.relative_to(PROJECT)})")
     parser.add_argument("--traces", action="store_true", help="also write each crawl's fetch order (traces/*.txt)")
@@ -107,7 +128,18 @@ class BadInput(Exception):
     """A command-line value the harness cannot use; the message names it."""
 
 
-def check_arguments(args) -> tuple[list[str], dict]:
+def check_arguments(args) -> tuple[list[str], dict, list[str]]:
+    if args.folder and args.web != "small":
+        raise BadInput("--folder crawls one folder: it does not go with --web")
+    if args.topics is None:
+        shared = spec_folder(args.web)
+        args.topics = str(shared / "topics-dev.json") if shared else None
+    if args.budget is None:
+        args.budget = DEFAULT_BUDGET[args.web]
+    if args.labels_from is None:
+        args.labels_from = "file" if args.web == "big" else "rules"
+    if args.labels_from == "file" and args.labels == "none":
+        raise BadInput("--labels none: with --labels-from file the labels file is where the relevant pages come from")
     known = (*STRATEGIES, "dfs", STOCK)
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     unknown = [s for s in strategies if s not in known]
@@ -125,7 +157,8 @@ def check_arguments(args) -> tuple[list[str], dict]:
     if args.window < 0:
         raise BadInput(f"--window: must be >= 0, got {args.window}")
     if not args.topics:
-        raise BadInput("--topics: no topics file given and ../shared/webbench/topics-dev.json not found")
+        raise BadInput(f"--topics: no topics file given and ../shared/{'bigweb' if args.web == 'big' else 'webbench'}"
+                       "/topics-dev.json not found")
     extra = {}
     for item in args.set:
         name, equals, value = item.partition("=")
@@ -139,11 +172,45 @@ def check_arguments(args) -> tuple[list[str], dict]:
 
 def load_web(args):
     from benchmarks.webbench.web import MissingPackagesError, OfflineWeb
+    from benchmarks.webbench.webs import open_web
 
     try:
-        return OfflineWeb.from_folder(args.folder, args.host) if args.folder else OfflineWeb()
+        return OfflineWeb.from_folder(args.folder, args.host) if args.folder else open_web(args.web)
     except (MissingPackagesError, OSError, ValueError) as error:
         raise BadInput(f"--folder: {error}" if args.folder else str(error)) from None
+
+
+def labels_from_file(labeler: Labeler, topics: list[Topic], labels_path: str | None, topics_path: str) -> dict[str, set[str]]:
+    """Each topic's relevant pages as a labels file lists them, each checked against the web and the rule.
+
+    A listed page must be an HTML page the web answers with status 200 and match its
+    topic's label rule; reachability from the seeds is the labels file's word (the
+    link graph walk that would check it is what this source saves).
+    """
+    reference = _reference_labels(labels_path, topics_path)
+    if reference is None:
+        raise BadInput(f"--labels-from file: no labels file (give --labels; none beside {topics_path})")
+    path, listed = reference
+    labels = {}
+    for topic in topics:
+        urls = listed.get(topic.id)
+        if not isinstance(urls, list) or not urls:
+            raise BadInput(f"--labels-from file: {path} lists no relevant pages for topic {topic.id}")
+        problems = []
+        for url in urls:
+            response = labeler.web.get(url)
+            if not response.is_html:
+                problems.append(f"{url}: status {response.status}")
+            elif not topic.label.matches(url, labeler.title(url) if topic.label.needs_title else None):
+                problems.append(f"{url}: does not match the topic's label rule")
+        if problems:
+            raise BadInput(
+                f"labels of topic {topic.id} in {path}: {len(problems)} of {len(urls)} pages do not hold "
+                f"(e.g. {problems[:2]}); is the offline web as specified?"
+            )
+        labels[topic.id] = set(urls)
+    print(f"labels: read from {path} for {len(topics)} topic(s); every page served and matching its rule", file=sys.stderr)
+    return labels
 
 
 def compute_labels(labeler: Labeler, topics: list[Topic], labels_path: str | None, topics_path: str) -> dict[str, set[str]]:
@@ -198,7 +265,9 @@ def run_metadata(args, strategies: list[str], argv: list[str]) -> dict:
         "command": "python -m benchmarks.harness " + " ".join(shlex.quote(a) for a in argv),
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "git_commit": _git_commit(),
+        "web": args.web,
         "topics_file": args.topics,
+        "labels_from": args.labels_from,
         "folder": args.folder,
         "strategies": strategies,
         "budget": args.budget,
@@ -272,11 +341,11 @@ class Session:
         if run.finish_reason == INTERRUPTED_REASON:
             self.progress.note(f"{topic.id} {strategy}: interrupted after {len(run.fetched)} pages, not in the table")
             self.results.interrupted_run = {
-                "topic": topic.id, "strategy": strategy, **run.metrics(relevant, self.options.budget),
+                "topic": topic.id, "strategy": strategy, **run.metrics(relevant, self.options.budget, self.results.cutoffs),
             }
             return
         self.results.topics[topic.id].add(run)
-        self.progress.end(run, run.metrics(relevant, self.options.budget))
+        self.progress.end(run, run.metrics(relevant, self.options.budget, self.results.cutoffs))
         if strategy in self.replay and not self.interrupted:
             await self._replay(topic, strategy, repeat, run, relevant)
         self.results.write_json(self.out / "results.json")
@@ -293,7 +362,7 @@ class Session:
         if replay.finish_reason == INTERRUPTED_REASON:
             return
         self.results.topics[topic.id].add_replay(strategy, replay)
-        self.progress.end(replay, replay.metrics(relevant, self.options.budget))
+        self.progress.end(replay, replay.metrics(relevant, self.options.budget, self.results.cutoffs))
         self.results.write_json(self.out / "results.json")
 
     async def _warm_up(self) -> None:
@@ -354,7 +423,7 @@ def start_server(args):
     """The offline web's server in its own process (so it never competes for this one's GIL)."""
     from benchmarks.webbench.throughput import server_process
 
-    return server_process(["--folder", args.folder, "--host", args.host] if args.folder else [])
+    return server_process(["--folder", args.folder, "--host", args.host] if args.folder else ["--web", args.web])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -364,8 +433,11 @@ def main(argv: list[str] | None = None) -> int:
         strategies, extra, replay = check_arguments(args)
         topics = load_topics(args.topics, [t.strip() for t in args.topic.split(",")] if args.topic else None)
         labeler = Labeler(load_web(args))
-        print(f"labels: walking the link graph from the seeds of {len(topics)} topic(s)", file=sys.stderr)
-        labels = compute_labels(labeler, topics, args.labels, args.topics)
+        if args.labels_from == "file":
+            labels = labels_from_file(labeler, topics, args.labels, args.topics)
+        else:
+            print(f"labels: walking the link graph from the seeds of {len(topics)} topic(s)", file=sys.stderr)
+            labels = compute_labels(labeler, topics, args.labels, args.topics)
     except (BadInput, TopicsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -376,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     _log_to_file(out / "crawl.log")
     options = CrawlOptions(budget=args.budget, seed=args.seed, order=args.order, window=args.window, extra=extra)
-    results = Results(args.budget, strategies, run_metadata(args, strategies, argv))
+    results = Results(args.budget, strategies, run_metadata(args, strategies, argv), CUTOFFS[args.web])
     crawls = len(topics) * (len(strategies) + len(replay)) * args.repeat
     progress = Progress(crawls, args.budget, interval=args.progress_interval)
     session = Session(topics, labels, strategies, options, args.repeat, results, out, progress, args.traces)
@@ -390,7 +462,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             with start_server(args) as proxy:
                 if session.warmup:
-                    served = [url for url in labeler.known_urls() if labeler.web.site_of(url) is not None]
+                    # the link graph's URLs, or with labels from a file the labelled pages
+                    known = labeler.known_urls() or sorted(set().union(*labels.values()))
+                    served = [url for url in known if labeler.web.site_of(url) is not None and not labeler.web.delay(url)]
                     progress.note(f"warm-up: the server reads {len(served)} URLs once")
                     warm_server(proxy, served)
                 _use_proxy(proxy)

@@ -9,7 +9,10 @@ and the 301s that Scrapy follows do not):
 
 A metric at N beyond the budget is not measured (None). A crawl that ended
 before N (nothing left to fetch) is measured as if it had fetched nothing
-relevant after its end.
+relevant after its end. Which N are reported, and what an N50/N90 never reached
+counts in means, is a web's :class:`Cutoffs`: the small web's H@200, H@500,
+R@500, R@1000 (never reached = budget + 1), the big web's H@200, H@1000, R@1000,
+R@5000 (never reached = 10,000, as ``../shared/bigweb/README.md`` has it).
 """
 
 from __future__ import annotations
@@ -22,8 +25,31 @@ from dataclasses import dataclass, field
 HARVEST_AT = (200, 500)
 RECALL_AT = (500, 1000)
 SHARES = {"N50": 0.5, "N90": 0.9}
-#: The metrics of a run, in table order.
-METRICS = ("H@200", "H@500", "R@500", "R@1000", "N50", "N90", "pages_per_s", "finish_reason")
+
+
+@dataclass(frozen=True)
+class Cutoffs:
+    """Where H@N and R@N are read, and what an N50/N90 never reached counts as in means
+    (``None``: the budget + 1)."""
+
+    harvest_at: tuple[int, ...] = HARVEST_AT
+    recall_at: tuple[int, ...] = RECALL_AT
+    not_reached: int | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The focus metrics, in table order."""
+        return (*(f"H@{n}" for n in self.harvest_at), *(f"R@{n}" for n in self.recall_at), *SHARES)
+
+    def never_reached(self, budget: int) -> int:
+        return self.not_reached if self.not_reached is not None else budget + 1
+
+
+SMALL_WEB = Cutoffs()
+BIG_WEB = Cutoffs(harvest_at=(200, 1000), recall_at=(1000, 5000), not_reached=10_000)
+CUTOFFS = {"small": SMALL_WEB, "big": BIG_WEB}
+#: The metrics of a run on the small web, in table order.
+METRICS = (*SMALL_WEB.names, "pages_per_s", "finish_reason")
 
 
 @dataclass
@@ -51,13 +77,13 @@ class Run:
         """SHA-1 of the fetch order within the budget: equal for identical crawls."""
         return hashlib.sha1("\n".join(self.fetched[:budget]).encode("utf-8")).hexdigest()
 
-    def metrics(self, relevant: set[str], budget: int) -> dict:
+    def metrics(self, relevant: set[str], budget: int, cutoffs: Cutoffs = SMALL_WEB) -> dict:
         found = self.found_at(relevant, budget)
         pages = min(len(self.fetched), budget)
         result: dict = {}
-        for n in HARVEST_AT:
+        for n in cutoffs.harvest_at:
             result[f"H@{n}"] = round(sum(1 for i in found if i <= n) / n, 3) if n <= budget else None
-        for n in RECALL_AT:
+        for n in cutoffs.recall_at:
             result[f"R@{n}"] = round(sum(1 for i in found if i <= n) / len(relevant), 3) if n <= budget else None
         for name, share in SHARES.items():
             need = max(1, math.ceil(share * len(relevant) - 1e-9))
@@ -80,17 +106,17 @@ def recall_curve(found_at: list[int], n_relevant: int, pages: int) -> tuple[list
     return xs, ys
 
 
-def mean_metrics(per_topic: list[dict], budget: int) -> dict:
-    """Mean of each metric over topics; an N50/N90 never reached counts as ``budget + 1``."""
+def mean_metrics(per_topic: list[dict], budget: int, cutoffs: Cutoffs = SMALL_WEB) -> dict:
+    """Mean of each metric over topics; an N50/N90 never reached counts as ``cutoffs.never_reached(budget)``."""
     mean: dict = {}
-    for name in METRICS:
+    for name in (*cutoffs.names, "pages_per_s", "finish_reason"):
         if name == "finish_reason":
             reasons = sorted({m.get(name) or "" for m in per_topic})
             mean[name] = reasons[0] if len(reasons) == 1 else "mixed"
             continue
         values = [m.get(name) for m in per_topic]
         if name in SHARES:
-            values = [budget + 1 if v is None else v for v in values]
+            values = [cutoffs.never_reached(budget) if v is None else v for v in values]
         values = [v for v in values if v is not None]
         mean[name] = round(statistics.mean(values), 3 if name[0] in "HR" else 1) if values else None
     for name in ("pages_per_cpu_s", "speed_vs_stock", "cpu_speed_vs_stock", "speed_vs_replay", "cpu_speed_vs_replay"):

@@ -9,21 +9,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.harness.crawl import STOCK
-from benchmarks.harness.metrics import SHARES, Run, mean_metrics, recall_curve
+from benchmarks.harness.metrics import SHARES, SMALL_WEB, Cutoffs, Run, mean_metrics, recall_curve
 
-#: Columns of the table: (metric key, heading, width).
-COLUMNS = (
-    ("H@200", "H@200", 6),
-    ("H@500", "H@500", 6),
-    ("R@500", "R@500", 6),
-    ("R@1000", "R@1000", 6),
-    ("N50", "N50", 6),
-    ("N90", "N90", 6),
+
+def focus_columns(cutoffs: Cutoffs) -> tuple[tuple[str, str, int], ...]:
+    """The table's focus columns: (metric key, heading, width)."""
+    return tuple((name, name, 6) for name in cutoffs.names)
+
+
+#: Columns of the table after the focus metrics: (metric key, heading, width).
+SPEED_COLUMNS = (
     ("pages_per_s", "pages/s", 7),
     ("speed_vs_stock", "×stock", 6),
     ("cpu_speed_vs_stock", "cpu×st", 6),
     ("finish_reason", "finish", 9),
 )
+#: The small web's columns.
+COLUMNS = focus_columns(SMALL_WEB) + SPEED_COLUMNS
 #: Further columns when stock Scrapy replayed a strategy's fetches (``--replay``).
 REPLAY_COLUMNS = (("speed_vs_replay", "×same", 6), ("cpu_speed_vs_replay", "cpu×sm", 6))
 PLOT_COLOURS = {
@@ -78,10 +80,11 @@ class TopicResult:
 class Results:
     """What a harness run measured so far, and everything derived from it."""
 
-    def __init__(self, budget: int, strategies: list[str], meta: dict):
+    def __init__(self, budget: int, strategies: list[str], meta: dict, cutoffs: Cutoffs = SMALL_WEB):
         self.budget = budget
         self.strategies = strategies
         self.meta = meta
+        self.cutoffs = cutoffs
         self.topics: dict[str, TopicResult] = {}
         self.interrupted_run: dict | None = None  # the crawl Ctrl-C stopped, not in the table
 
@@ -98,19 +101,19 @@ class Results:
         runs = result.runs.get(strategy)
         if not runs:
             return None
-        metrics = runs[0].metrics(result.relevant, self.budget)
-        metrics["pages_per_s"] = _median([r.metrics(result.relevant, self.budget)["pages_per_s"] for r in runs])
-        metrics["pages_per_cpu_s"] = _median([r.metrics(result.relevant, self.budget)["pages_per_cpu_s"] for r in runs])
+        metrics = runs[0].metrics(result.relevant, self.budget, self.cutoffs)
+        metrics["pages_per_s"] = _median([r.metrics(result.relevant, self.budget, self.cutoffs)["pages_per_s"] for r in runs])
+        metrics["pages_per_cpu_s"] = _median([r.metrics(result.relevant, self.budget, self.cutoffs)["pages_per_cpu_s"] for r in runs])
         replays = result.replays.get(strategy)
         if replays:
-            replay_metrics = [r.metrics(result.relevant, len(r.fetched)) for r in replays]
+            replay_metrics = [r.metrics(result.relevant, len(r.fetched), self.cutoffs) for r in replays]
             metrics["speed_vs_replay"] = _ratio(metrics["pages_per_s"], _median([m["pages_per_s"] for m in replay_metrics]))
             metrics["cpu_speed_vs_replay"] = _ratio(
                 metrics["pages_per_cpu_s"], _median([m["pages_per_cpu_s"] for m in replay_metrics])
             )
         stock = result.runs.get(STOCK)
         if stock:
-            stock_metrics = [r.metrics(result.relevant, self.budget) for r in stock]
+            stock_metrics = [r.metrics(result.relevant, self.budget, self.cutoffs) for r in stock]
             metrics["speed_vs_stock"] = _ratio(metrics["pages_per_s"], _median([m["pages_per_s"] for m in stock_metrics]))
             metrics["cpu_speed_vs_stock"] = _ratio(
                 metrics["pages_per_cpu_s"], _median([m["pages_per_cpu_s"] for m in stock_metrics])
@@ -125,7 +128,7 @@ class Results:
         per_topic = [self.metrics(t, strategy) for t in self.complete_topics(strategy)]
         if not per_topic:
             return None
-        mean = mean_metrics(per_topic, self.budget)
+        mean = mean_metrics(per_topic, self.budget, self.cutoffs)
         mean["topics"] = len(per_topic)
         return mean
 
@@ -135,10 +138,12 @@ class Results:
         runs = result.runs.get(strategy, [])
         if len(runs) < 2:
             return None
-        all_metrics = [r.metrics(result.relevant, self.budget) for r in runs]
+        all_metrics = [r.metrics(result.relevant, self.budget, self.cutoffs) for r in runs]
         spread = {}
-        for name in ("R@500", "R@1000", "N50", "N90", "pages_per_s", "pages_per_cpu_s"):
-            values = [m[name] if m[name] is not None else (self.budget + 1 if name in SHARES else None) for m in all_metrics]
+        never = self.cutoffs.never_reached(self.budget)
+        recall = tuple(f"R@{n}" for n in self.cutoffs.recall_at)
+        for name in (*recall, "N50", "N90", "pages_per_s", "pages_per_cpu_s"):
+            values = [m[name] if m[name] is not None else (never if name in SHARES else None) for m in all_metrics]
             values = [v for v in values if v is not None]
             spread[name] = [min(values), max(values)] if values else None
         fingerprints = {r.fingerprint(self.budget) for r in runs}
@@ -163,7 +168,7 @@ class Results:
                 "runs": {
                     strategy: [
                         {
-                            **run.metrics(result.relevant, self.budget),
+                            **run.metrics(result.relevant, self.budget, self.cutoffs),
                             "seconds": round(run.seconds, 3),
                             "cpu_seconds": round(run.cpu_seconds, 3),
                             "fetch_order_sha1": run.fingerprint(self.budget),
@@ -190,6 +195,11 @@ class Results:
         results = {
             "harness": self.meta,
             "budget": self.budget,
+            "cutoffs": {
+                "harvest_at": list(self.cutoffs.harvest_at),
+                "recall_at": list(self.cutoffs.recall_at),
+                "n_not_reached_counts_as": self.cutoffs.never_reached(self.budget),
+            },
             "strategies": self.strategies,
             "topics": topics,
             "mean": {s: self.mean(s) for s in self.strategies if self.mean(s) is not None},
@@ -211,16 +221,18 @@ class Results:
             blocks.append((f"{topic_id} ({len(result.relevant)} relevant)", rows))
         if len(self.topics) > 1 or markdown:
             rows = [(s, self.mean(s)) for s in self.strategies if self.mean(s) is not None]
-            title = f"mean over {len(self.topics)} topics (N50/N90 not reached count as {self.budget + 1})"
+            never = self.cutoffs.never_reached(self.budget)
+            title = f"mean over {len(self.topics)} topics (N50/N90 not reached count as {never})"
             blocks.append((title, rows))
-        columns = COLUMNS
+        columns = focus_columns(self.cutoffs) + SPEED_COLUMNS
         if any(result.replays for result in self.topics.values()):
-            columns = COLUMNS[:-1] + REPLAY_COLUMNS + COLUMNS[-1:]
+            columns = columns[:-1] + REPLAY_COLUMNS + columns[-1:]
         render = _markdown_block if markdown else _text_block
         return "\n\n".join(render(title, rows, self.budget, columns) for title, rows in blocks)
 
     def variation_table(self) -> str:
         lines = []
+        last_recall = f"R@{self.cutoffs.recall_at[-1]}"
         for topic_id, result in self.topics.items():
             for strategy in self.strategies:
                 v = self.variation(topic_id, strategy) if result.runs.get(strategy) else None
@@ -229,7 +241,7 @@ class Results:
                 same = "identical" if v["identical_fetch_order"] else f"differs from fetch {v['first_difference_at']}"
                 lines.append(
                     f"{topic_id:<20} {strategy:<10} {v['repeats']} runs, fetch order {same}; "
-                    f"N50 {_range(v['N50'])}, N90 {_range(v['N90'])}, R@1000 {_range(v['R@1000'])}, "
+                    f"N50 {_range(v['N50'])}, N90 {_range(v['N90'])}, {last_recall} {_range(v[last_recall])}, "
                     f"pages/s {_range(v['pages_per_s'])}, pages/cpu-s {_range(v['pages_per_cpu_s'])}"
                 )
         return "\n".join(lines)
@@ -282,7 +294,7 @@ class Results:
             run = runs[0]
             xs, ys = recall_curve(run.found_at(result.relevant, self.budget), n, min(len(run.fetched), self.budget))
             width = 2.2 if strategy == "tres" else 1.4
-            n90 = run.metrics(result.relevant, self.budget)["N90"]
+            n90 = run.metrics(result.relevant, self.budget, self.cutoffs)["N90"]
             label = f"{strategy} (N90 {n90 if n90 is not None else f'>{self.budget}'})" if legend else strategy
             axes.plot(xs, ys, color=PLOT_COLOURS.get(strategy), linewidth=width, label=label)
         axes.axhline(0.9, color="#dddddd", linewidth=0.8, zorder=0)

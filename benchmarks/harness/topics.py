@@ -3,8 +3,10 @@
 A topics file is JSON: ``{"topics": [{"id", "query", "keywords", "seeds", "label"}, ...]}``
 (see ``../shared/webbench/topics-dev.json``). A page is relevant to a topic when it
 is an HTML page answered with status 200, allowed by robots.txt and reachable from
-the topic's seeds, its URL matches one of ``label.url`` or its ``<title>`` one of
-``label.title``, and no ``label.exclude_url`` matches its URL. Reachability comes
+the topic's seeds, its URL matches one of ``label.url``, its ``<title>`` one of
+``label.title``, or both halves of a ``label.url_title`` pair ``[URL pattern, title
+pattern]`` match, and neither a ``label.exclude_url`` matches its URL nor a
+``label.exclude_title`` its title (the big web's topics use the last three). Reachability comes
 from the link graph walk over ``OfflineWeb.get`` (the web a Scrapy crawl of the
 server walks), so any topics file gets its labels without a labels file.
 """
@@ -22,7 +24,7 @@ import lxml.html
 from benchmarks.webbench.linkgraph import LinkGraph, crawl
 from benchmarks.webbench.web import OfflineWeb
 
-LABEL_KEYS = ("url", "title", "exclude_url")
+LABEL_KEYS = ("url", "title", "url_title", "exclude_url", "exclude_title")
 
 
 class TopicsError(ValueError):
@@ -31,18 +33,31 @@ class TopicsError(ValueError):
 
 @dataclass(frozen=True)
 class LabelRule:
-    """Which reachable HTML pages are relevant: URL or title patterns, minus excluded URLs."""
+    """Which reachable HTML pages are relevant: URL or title patterns, or (URL, title) pairs
+    that must both match, minus excluded URLs and titles."""
 
     url: tuple[re.Pattern, ...] = ()
     title: tuple[re.Pattern, ...] = ()
+    url_title: tuple[tuple[re.Pattern, re.Pattern], ...] = ()
     exclude_url: tuple[re.Pattern, ...] = ()
+    exclude_title: tuple[re.Pattern, ...] = ()
+
+    @property
+    def needs_title(self) -> bool:
+        return bool(self.title or self.url_title or self.exclude_title)
 
     def matches(self, url: str, title: str | None = None) -> bool:
         if any(pattern.search(url) for pattern in self.exclude_url):
             return False
+        if title is not None and any(pattern.search(title) for pattern in self.exclude_title):
+            return False
         if any(pattern.search(url) for pattern in self.url):
             return True
-        return title is not None and any(pattern.search(title) for pattern in self.title)
+        if title is None:
+            return False
+        return any(pattern.search(title) for pattern in self.title) or any(
+            url_pattern.search(url) and title_pattern.search(title) for url_pattern, title_pattern in self.url_title
+        )
 
 
 @dataclass(frozen=True)
@@ -114,9 +129,10 @@ def _topic(path, index: int, raw) -> Topic:
     unknown = sorted(set(label) - set(LABEL_KEYS))
     if unknown:
         raise TopicsError(f'{where}: "label" has unknown keys {unknown} (known: {", ".join(LABEL_KEYS)})')
-    patterns = {key: _patterns(where, key, label.get(key, [])) for key in LABEL_KEYS}
-    if not patterns["url"] and not patterns["title"]:
-        raise TopicsError(f'{where}: "label" needs at least one "url" or "title" pattern')
+    patterns: dict = {key: _patterns(where, key, label.get(key, [])) for key in LABEL_KEYS if key != "url_title"}
+    patterns["url_title"] = _pairs(where, label.get("url_title", []))
+    if not patterns["url"] and not patterns["title"] and not patterns["url_title"]:
+        raise TopicsError(f'{where}: "label" needs at least one "url", "title" or "url_title" pattern')
     known = {"id", "query", "keywords", "seeds", "label"}
     return Topic(
         id=topic_id,
@@ -140,6 +156,14 @@ def _patterns(where: str, key: str, raw) -> tuple[re.Pattern, ...]:
         except re.error as error:
             raise TopicsError(f'{where}: "label.{key}": bad regular expression {pattern!r}: {error}') from None
     return tuple(compiled)
+
+
+def _pairs(where: str, raw) -> tuple[tuple[re.Pattern, re.Pattern], ...]:
+    if not isinstance(raw, list) or not all(isinstance(pair, list) and len(pair) == 2 for pair in raw):
+        raise TopicsError(f'{where}: "label.url_title" must be a list of [URL pattern, title pattern] pairs')
+    return tuple(
+        (_patterns(where, "url_title", [url])[0], _patterns(where, "url_title", [title])[0]) for url, title in raw
+    )
 
 
 class Labeler:
@@ -173,7 +197,7 @@ class Labeler:
     def relevant(self, topic: Topic) -> list[str]:
         """The topic's relevant URLs, in breadth-first order from its seeds."""
         rule = topic.label
-        needs_title = bool(rule.title)
+        needs_title = rule.needs_title
         return [
             url
             for url in self.reachable_pages(topic.seeds)

@@ -7,6 +7,10 @@ and 301s are followed, so the graph is the one a Scrapy crawl of the server walk
 Run it to check an installation against the spec::
 
     python -m benchmarks.webbench.linkgraph --labels ../shared/webbench/labels-dev.json
+    python -m benchmarks.webbench.linkgraph --web big --labels ../shared/bigweb/labels-dev.json  # minutes
+
+A 503 (an unreliable host of the big web) is a fetched URL without links; slow hosts'
+delays are not waited (``OfflineWeb.delay`` tells them).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
 from benchmarks.webbench.web import OfflineWeb
+from benchmarks.webbench.webs import WEBS, open_web
 
 LinkFollower = Callable[[str, bytes], Iterable[str]]
 
@@ -190,10 +195,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--start", default="http://hub.test/")
     parser.add_argument("--labels", help="a labels JSON file (topic -> relevant URLs) to check for reachability")
+    parser.add_argument("--web", choices=WEBS, default="small", help="which web of Debian packages (default: small)")
     parser.add_argument("--folder", help="serve this folder of HTML files instead of the Debian packages")
     parser.add_argument("--host", default="site.test", help="host name of --folder (default: site.test)")
     args = parser.parse_args(argv)
-    web = OfflineWeb.from_folder(args.folder, args.host) if args.folder else OfflineWeb()
+    web = OfflineWeb.from_folder(args.folder, args.host) if args.folder else open_web(args.web)
 
     began = time.perf_counter()
     graph = crawl(web, args.start)

@@ -2,9 +2,10 @@
 
 Scrapy reaches it through ``http_proxy=http://127.0.0.1:PORT`` (the absolute URL in
 the request line names the virtual host); plain requests with a ``Host`` header
-work too. ``CONNECT`` (https) is refused with 501, so nothing leaves the machine::
+work too. ``CONNECT`` (https) is refused with 501, so nothing leaves the machine.
+On the big web, slow hosts wait their delay in the request's own thread::
 
-    python -m benchmarks.webbench.server [--port N] [--folder DIR --host NAME]
+    python -m benchmarks.webbench.server [--port N] [--web small|big | --folder DIR --host NAME]
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import argparse
 import socket
 import sys
 import threading
+import time
 from email.utils import formatdate
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from benchmarks.webbench.web import MissingPackagesError, OfflineWeb, WebResponse, make_response
+from benchmarks.webbench.webs import WEBS, open_web
 
 LOOPBACK = ("127.0.0.1", "localhost")
 
@@ -48,6 +51,9 @@ class OfflineWebHandler(BaseHTTPRequestHandler):
         else:
             return bad_request("need an absolute http URL or a Host header")
         try:
+            delay = self.server.web.delay(url)
+            if delay:
+                time.sleep(delay)  # a slow host: this request's thread only
             return self.server.web.get(url)
         except ValueError as error:  # a URL urlsplit cannot parse
             return bad_request(str(error))
@@ -145,12 +151,15 @@ def serve(web: OfflineWeb, host: str = "127.0.0.1", port: int = 0, *, verbose: b
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Serve the offline web as an HTTP proxy on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=8431, help="port on 127.0.0.1 (default 8431; 0 picks a free one)")
+    parser.add_argument("--web", choices=WEBS, default="small", help="which web of Debian packages (default: small)")
     parser.add_argument("--folder", help="serve this folder of HTML files as one site instead of the Debian packages")
     parser.add_argument("--host", default="site.test", help="host name of --folder (default: site.test)")
     parser.add_argument("--verbose", action="store_true", help="log every request")
     args = parser.parse_args(argv)
+    if args.folder and args.web != "small":
+        parser.error("--folder serves one folder: it does not go with --web")
     try:
-        web = OfflineWeb.from_folder(args.folder, args.host) if args.folder else OfflineWeb()
+        web = OfflineWeb.from_folder(args.folder, args.host) if args.folder else open_web(args.web)
         server = OfflineWebServer(web, ("127.0.0.1", args.port), verbose=args.verbose)
     except (MissingPackagesError, OSError, ValueError) as error:
         print(error, file=sys.stderr)

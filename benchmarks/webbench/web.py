@@ -17,17 +17,25 @@ import mimetypes
 import os
 import posixpath
 import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Protocol
 from urllib.parse import quote, unquote, urlsplit
+
+from benchmarks.webbench.conditions import RETRY_AFTER, HostConditions
 
 HUB_HOST = "hub.test"
 HUB_TITLE = "Local documentation hub"
 HTML_SUFFIXES = (".html", ".htm")
 # Files above this size are read from disk on every request instead of being kept in memory.
 MAX_CACHED_FILE_SIZE = 16 * 1024 * 1024
+# Answers of files kept in memory, least recently used dropped first: the small web (275 MB)
+# fits whole; of the big web (6 GB) the pages a crawl returns to stay.
+MAX_CACHED_BYTES = 768 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,8 @@ class Site:
     and ``disk_aliases`` further directories holding the same files (Debian's
     ``/usr/share/doc/python3-doc/html``): hrefs to them, or to ``root``, are rewritten to
     this site (see ``LinkRewriter``). ``disallow`` lists the robots.txt ``Disallow`` paths.
+    With ``html_suffix_redirect``, a missing ``path`` whose ``path.html`` exists answers 301
+    to it (cppreference's extension-less links).
     """
 
     host: str
@@ -70,6 +80,7 @@ class Site:
     public_urls: tuple[str, ...] = ()
     disk_aliases: tuple[str, ...] = ()
     disallow: tuple[str, ...] = ()
+    html_suffix_redirect: bool = False
 
     def __post_init__(self):
         if not (self.mount.startswith("/") and self.mount.endswith("/")):
@@ -218,16 +229,76 @@ class LinkRewriter:
         return match.group("attribute") + target.encode("ascii")
 
 
+class Rewriter(Protocol):
+    def rewrite(self, html: bytes) -> bytes: ...
+
+
+class PrefixRewriter:
+    """Rewrites quoted href values by an explicit table of prefixes, as the big web's spec does.
+
+    ``aliases`` maps an href prefix to the local URL it stands for; the longest matching
+    prefix wins and the rest of the value is kept (``https://docs.scipy.org/doc/scipy/x.html``
+    -> ``http://docs.scipy.test/doc/scipy-1.10.1/x.html``). ``roots`` maps a public site's
+    bare address (``https://cmake.org``, with or without the final slash, nothing after it)
+    to a local host's root. Values starting with one of ``keep`` stay as they are (parts of
+    a mirrored host that are not in the package). Matching is case-sensitive and only
+    quoted values count, unlike :class:`LinkRewriter`'s.
+    """
+
+    _HREF = re.compile(rb"""(?P<attribute>\bhref\s*=\s*)(?P<quote>["'])(?P<value>.*?)(?P=quote)""", re.I | re.S)
+
+    def __init__(
+        self, aliases: Iterable[tuple[str, str]], roots: Mapping[str, str] | None = None, keep: Sequence[str] = ()
+    ):
+        # sorted() is stable: of two aliases of one length, the first given wins, as in the table
+        pairs = sorted(aliases, key=lambda pair: -len(pair[0]))
+        self._local: dict[str, str] = {}
+        for alias, local in pairs:
+            self._local.setdefault(alias, local)
+        alternation = "|".join(re.escape(alias) for alias, _ in pairs) or "(?!)"
+        self._alias = re.compile(f"(?:{alternation})")
+        self._roots = {address.rstrip("/"): f"http://{host}/" for address, host in (roots or {}).items()}
+        self._keep = tuple(keep)
+
+    def rewrite(self, html: bytes) -> bytes:
+        return self._HREF.sub(self._replace, html)
+
+    def local_url(self, value: str) -> str | None:
+        """The local URL an href value stands for, or None if it stays as it is."""
+        root = self._roots.get(value.rstrip("/"))
+        if root is not None:
+            return root
+        if self._keep and value.startswith(self._keep):
+            return None
+        match = self._alias.match(value)
+        return self._local[match.group()] + value[match.end():] if match else None
+
+    def _replace(self, match: re.Match) -> bytes:
+        local = self.local_url(match.group("value").decode("latin-1"))
+        if local is None:
+            return match.group(0)
+        quote_mark = match.group("quote")
+        return match.group("attribute") + quote_mark + local.encode("latin-1") + quote_mark
+
+
+def _hub_text(text: str) -> str:
+    """``text`` for the hub's markup: ``<`` and ``>`` escaped, ``&`` only where it could start a
+    character reference (``"Java SE 17 & JDK 17"`` stays as it reads, as in the spec's hub)."""
+    return re.sub(r"&(?=[A-Za-z0-9#])", "&amp;", text).replace("<", "&lt;").replace(">", "&gt;")
+
+
 def hub_page(sites: Sequence[Site]) -> bytes:
-    """The hub's start page: a title, an <h1> of the same and one list item per site."""
+    """The hub's start page: a title, an <h1> of the same and one list item per site.
+
+    Byte for byte the spec's reference server's hub (``../shared/bigweb/sites.py``).
+    """
     items = "\n".join(
-        f'<li><a href="{escape(site.start_url)}">{escape(site.title)}</a> ({escape(site.host)})</li>'
+        f'<li><a href="{escape(site.start_url)}">{_hub_text(site.title)}</a> ({_hub_text(site.host)})</li>'
         for site in sites
     )
     return (
-        "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n"
-        f"<title>{HUB_TITLE}</title>\n</head>\n<body>\n<h1>{HUB_TITLE}</h1>\n"
-        f"<ul>\n{items}\n</ul>\n</body>\n</html>\n"
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{HUB_TITLE}</title></head>\n'
+        f"<body><h1>{HUB_TITLE}</h1>\n<ul>\n{items}\n</ul>\n</body></html>\n"
     ).encode("utf-8")
 
 
@@ -251,6 +322,10 @@ def not_served(url: str) -> WebResponse:
     )
 
 
+def unavailable(url: str) -> WebResponse:
+    return make_response(503, b"503 Service Unavailable\n", "text/plain; charset=utf-8", **{"Retry-After": RETRY_AFTER})
+
+
 def redirect(location: str) -> WebResponse:
     body = f'<a href="{escape(location)}">Moved Permanently</a>\n'.encode("utf-8")
     return make_response(301, body, "text/html; charset=utf-8", Location=location)
@@ -267,13 +342,50 @@ def content_type(path: str) -> str:
     return kind or "application/octet-stream"
 
 
+@dataclass(frozen=True)
+class PathRules:
+    """Corners of URL paths that the two webs' specs settle differently (defaults: the small web's).
+
+    - ``redirect_bare_directories``: a directory without ``index.html`` answers 301 to it
+      anyway (the small web), or 404 (the big web; then a site's ``html_suffix_redirect``
+      may apply);
+    - ``serve_files_with_slash``: ``page.html/`` answers 404 (the small web) or
+      ``page.html``'s page, its path normalised like a file name (the big web);
+    - ``hub_index_html``: the hub answers ``/index.html`` as ``/`` (the big web) or 404.
+    """
+
+    redirect_bare_directories: bool = True
+    serve_files_with_slash: bool = False
+    hub_index_html: bool = False
+
+
+#: The big web's path rules (``../shared/bigweb/sites.py``).
+BIG_WEB_PATHS = PathRules(redirect_bare_directories=False, serve_files_with_slash=True, hub_index_html=True)
+
+
 class OfflineWeb:
     """The offline web of the benchmark: a hub plus one virtual host per site.
 
-    ``get(url)`` is what the server answers to a GET of ``url``.
+    ``get(url)`` is what the server answers to a GET of ``url``, after waiting
+    ``delay(url)`` seconds. The defaults are the small web's rules
+    (``../shared/webbench/README.md``); ``benchmarks.webbench.bigweb`` configures the
+    big web with the others:
+
+    - ``rewriter``: how hrefs are pointed at local sites (default: a ``LinkRewriter``
+      of the sites' public addresses and folders);
+    - ``conditions``: slow and unreliable hosts (default: none);
+    - ``paths``: the :class:`PathRules` of corner cases (default: the small web's).
     """
 
-    def __init__(self, sites: Sequence[Site] = DEBIAN_SITES, *, hub: bool = True):
+    def __init__(
+        self,
+        sites: Sequence[Site] = DEBIAN_SITES,
+        *,
+        hub: bool = True,
+        rewriter: Rewriter | None = None,
+        conditions: HostConditions | None = None,
+        paths: PathRules = PathRules(),
+    ):
         sites = tuple(sites)
         if not sites:
             raise ValueError("offline web: no sites given")
@@ -294,8 +406,13 @@ class OfflineWeb:
         self._by_host = {site.host: site for site in sites}
         self._hub = Site(HUB_HOST, "/", "", "", HUB_TITLE) if hub else None
         self._hub_page = make_response(200, hub_page(sites), "text/html; charset=utf-8") if hub else None
-        self._rewriter = LinkRewriter(sites)
-        self._files: dict[str, WebResponse] = {}
+        self._rewriter = rewriter if rewriter is not None else LinkRewriter(sites)
+        self.conditions = conditions or HostConditions()
+        unknown = sorted((set(self.conditions.slow) | set(self.conditions.unreliable)) - set(self._by_host))
+        if unknown:
+            raise ValueError(f"offline web: slow or unreliable hosts that are not served: {', '.join(unknown)}")
+        self.paths = paths
+        self._files = _ResponseCache(MAX_CACHED_BYTES)
 
     @classmethod
     def from_folder(
@@ -368,8 +485,15 @@ class OfflineWeb:
             return self._hub
         return self._by_host.get(host)
 
+    def delay(self, url: str) -> float:
+        """Seconds the server waits before answering ``url`` (0 except on slow hosts)."""
+        if not self.conditions.slow:
+            return 0.0
+        parts = urlsplit(url)
+        return self.conditions.delay((parts.hostname or "").lower(), parts.path or "/")
+
     def get(self, url: str) -> WebResponse:
-        """What the offline web's server answers to ``GET url``."""
+        """What the offline web's server answers to ``GET url`` (without waiting its delay)."""
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
         if scheme == "https":
@@ -379,20 +503,27 @@ class OfflineWeb:
         site = self.site_of(url)
         if site is None:
             return not_found(url)
+        if self.conditions.unreliable and self._unavailable(site, parts.path or "/"):
+            return unavailable(url)
         origin = f"http://{parts.netloc}"
         path = unquote(parts.path) or "/"
         if path == "/robots.txt":
             return make_response(200, robots_txt(site), "text/plain; charset=utf-8")
         if site is self._hub:
-            return self._hub_page if path == "/" else not_found(url)
+            return self._hub_page if path == "/" or (path == "/index.html" and self.paths.hub_index_html) else not_found(url)
         if path in ("/", site.mount, site.mount.rstrip("/")):
             return redirect(origin + site.mount + site.start)
         if not path.startswith(site.mount):
             return not_found(url)
         return self._serve_file(site, path[len(site.mount):], origin, url)
 
+    def _unavailable(self, site: Site, path: str) -> bool:
+        """Whether an unreliable host answers 503 to ``path`` (as requested, not yet unquoted)."""
+        always_up = ("/", site.mount, site.mount.rstrip("/"), site.mount + site.start)
+        return self.conditions.unavailable(site.host, path, always_up)
+
     def _serve_file(self, site: Site, relative: str, origin: str, url: str) -> WebResponse:
-        asks_directory = relative.endswith("/")
+        asks_directory = relative.endswith("/") and not self.paths.serve_files_with_slash
         relative = _safe_relative(relative)
         if relative is None:
             return not_found(url)
@@ -401,21 +532,56 @@ class OfflineWeb:
         if cached is not None:
             return cached
         try:
-            if os.path.isdir(filename):
+            if os.path.isdir(filename) and (
+                self.paths.redirect_bare_directories or os.path.isfile(os.path.join(filename, "index.html"))
+            ):
                 return redirect(origin + quote(site.mount + (relative + "/" if relative else "") + "index.html"))
             if asks_directory:  # "page.html/" names no directory
                 return not_found(url)
             with open(filename, "rb") as file:
                 body = file.read()
         except (OSError, ValueError):  # missing, not a directory, NUL byte in the name
+            if site.html_suffix_redirect and relative and os.path.isfile(filename + ".html"):
+                return redirect(origin + quote(site.mount + relative) + ".html")
             return not_found(url)
         kind = content_type(filename)
         if kind == "text/html":
             body = self._rewriter.rewrite(body)
         response = make_response(200, body, kind)
         if len(body) <= MAX_CACHED_FILE_SIZE:
-            self._files[filename] = response
+            self._files.put(filename, response)
         return response
+
+
+class _ResponseCache:
+    """Answers of files by file name, at most ``max_bytes`` of bodies, least recently used dropped first.
+
+    The server answers from several threads: every access holds the lock.
+    """
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self._responses: OrderedDict[str, WebResponse] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, filename: str) -> WebResponse | None:
+        with self._lock:
+            response = self._responses.get(filename)
+            if response is not None:
+                self._responses.move_to_end(filename)
+            return response
+
+    def put(self, filename: str, response: WebResponse) -> None:
+        with self._lock:
+            old = self._responses.pop(filename, None)
+            if old is not None:
+                self._bytes -= len(old.body)
+            self._responses[filename] = response
+            self._bytes += len(response.body)
+            while self._bytes > self.max_bytes and len(self._responses) > 1:
+                _, dropped = self._responses.popitem(last=False)
+                self._bytes -= len(dropped.body)
 
 
 def _safe_relative(relative: str) -> str | None:

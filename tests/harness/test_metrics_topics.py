@@ -65,7 +65,7 @@ TOPIC = {"id": "sample", "query": "page b", "seeds": ["http://site.test/"], "lab
         ({"seeds": []}, 'topic sample: "seeds" must be a non-empty list'),
         ({"seeds": ["https://site.test/"]}, "http:// URLs only"),
         ({"label": {"url": ["(unclosed"]}}, 'topic sample: "label.url": bad regular expression'),
-        ({"label": {"exclude_url": ["x"]}}, 'needs at least one "url" or "title" pattern'),
+        ({"label": {"exclude_url": ["x"]}}, 'needs at least one "url", "title" or "url_title" pattern'),
         ({"label": {"urls": ["x"]}}, "unknown keys ['urls']"),
         ({"id": "two words"}, '"id" must be a name'),
     ],
@@ -113,3 +113,33 @@ def test_labels_from_url_title_and_exclude_rules(tmp_path):
     # sub/orphan.html is not reachable from the seed
     assert by_url == {"http://site.test/sub/index.html", "http://site.test/sub/b.html"}
     assert by_title == {"http://site.test/sub/b.html"}  # "Page A" excluded by URL
+
+
+def test_url_title_pairs_and_excluded_titles(tmp_path):
+    """The big web's label keys: a (URL, title) pair must match both halves; an excluded title wins."""
+    label = {
+        "url": [r"/re\.html$"],
+        "url_title": [[r"/user/a\d+\.html$", r"^std::regex"]],
+        "exclude_title": ["^Redirection$"],
+    }
+    (topic,) = load_topics(write_topics(tmp_path, [{**TOPIC, "label": label}]))
+    rule = topic.label
+    assert rule.needs_title
+    assert rule.matches("http://x.test/re.html", "Regular expressions")
+    assert not rule.matches("http://x.test/re.html", "Redirection")
+    assert rule.matches("http://x.test/user/a01.html", "std::regex_traits")
+    assert not rule.matches("http://x.test/user/a01.html", "std::vector")
+    assert not rule.matches("http://x.test/other/a01.html", "std::regex_traits")
+    with pytest.raises(TopicsError, match="url_title"):
+        load_topics(write_topics(tmp_path, [{**TOPIC, "label": {"url_title": [["only a URL"]]}}]))
+
+
+def test_big_web_cutoffs_read_recall_at_5000_and_count_unreached_as_10000():
+    from benchmarks.harness.metrics import BIG_WEB
+
+    relevant = {"r0", "r1"}
+    m = run_of(["r0"] + ["x"] * 2000 + ["r1"]).metrics(relevant, budget=5000, cutoffs=BIG_WEB)
+    assert (m["H@200"], m["R@1000"], m["R@5000"], m["N50"], m["N90"]) == (0.005, 0.5, 1.0, 1, 2002)
+    assert "R@500" not in m
+    mean = mean_metrics([{"N50": 10, "N90": None, "R@5000": 0.5}], budget=5000, cutoffs=BIG_WEB)
+    assert mean["N90"] == 10_000 and mean["R@5000"] == 0.5
