@@ -7,6 +7,10 @@ proxy (started in its own process). Prints progress and a table; writes
 per topic (plus ``recall-all.png``) into ``--out``. Ctrl-C stops the running
 crawl cleanly and still writes what was measured (a second Ctrl-C stops at once).
 
+The default is what users run: the main command with the query alone (``--keywords`` adds
+the topic's keywords), in Scrapy's free concurrent order (``--order lockstep``: the
+deterministic diagnostic), default settings, the self-stop off and a page budget.
+
     python -m benchmarks.harness                                   # the four dev topics, 1000 pages
     python -m benchmarks.harness --topic django-models --strategies tres,stock --budget 300
     python -m benchmarks.harness --folder ~/saved-site --host mysite.test --topics my-topics.json
@@ -23,6 +27,7 @@ checked to be an HTML page the web serves that matches its topic's rule.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -89,8 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="ADAPTIVE_SEED of every crawl (default 0)")
     parser.add_argument("--repeat", type=int, default=1, help="crawls per topic and strategy, to measure rerun variation")
     parser.add_argument(
-        "--order", choices=ORDERS, default="lockstep",
-        help="lockstep (default): fetch order independent of timing, reruns identical; free: Scrapy as is",
+        "--order", choices=ORDERS, default="free",
+        help="free (default): Scrapy as is, as users run it; lockstep: fetch order independent of timing, "
+        "reruns identical (a diagnostic)",
     )
     parser.add_argument("--window", type=int, default=0, help="lockstep: requests between release and completion (default CONCURRENT_REQUESTS)")
     parser.add_argument(
@@ -116,6 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--out", default=str(DEFAULT_OUT), help=f"output folder (default {DEFAULT_OUT.relative_to(PROJECT)})")
     parser.add_argument("--traces", action="store_true", help="also write each crawl's fetch order (traces/*.txt)")
+    parser.add_argument(
+        "--keywords", action="store_true",
+        help="also give the spider the topic's keywords (default: the query alone, as a user types it)",
+    )
     parser.add_argument(
         "--no-warmup", action="store_true",
         help="skip the warm-up (the server reads every page once, one short unmeasured crawl) before measuring",
@@ -274,6 +284,7 @@ def run_metadata(args, strategies: list[str], argv: list[str]) -> dict:
         "seed": args.seed,
         "repeat": args.repeat,
         "order": args.order,
+        "keywords": args.keywords,
         "window": args.window or "CONCURRENT_REQUESTS",
         "settings": dict(item.split("=", 1) for item in args.set),
         "replay": args.replay,
@@ -432,6 +443,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         strategies, extra, replay = check_arguments(args)
         topics = load_topics(args.topics, [t.strip() for t in args.topic.split(",")] if args.topic else None)
+        if not args.keywords:
+            topics = [dataclasses.replace(topic, keywords=()) for topic in topics]
         labeler = Labeler(load_web(args))
         if args.labels_from == "file":
             labels = labels_from_file(labeler, topics, args.labels, args.topics)

@@ -36,7 +36,7 @@ def smoke_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("demo")
     site, topics, demo = write_demo(folder, hubs_per_topic=2, articles_per_hub=12)
     out = folder / "out"
-    command = harness_command(site, topics, out, "--strategies", "tres,bfs,stock", "--budget", "120", "--repeat", "2", "--traces")
+    command = harness_command(site, topics, out, "--strategies", "tres,bfs,stock", "--budget", "120", "--repeat", "2", "--traces", "--order", "lockstep", "--keywords")
     completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr[-2000:]
     return completed, out, demo
@@ -112,3 +112,10 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_was_measured(tmp_path):
     assert results["topics"]["demo-astronomy"]["metrics"]["bfs"]["pages"] == 600
     assert stdout.splitlines()[2].split()[0] == "bfs"  # the table of what was measured
     assert (out / "recall-demo-astronomy.png").is_file()
+
+
+def test_by_default_the_harness_runs_what_users_run():
+    from benchmarks.harness.cli import build_parser
+
+    args = build_parser().parse_args([])
+    assert args.order == "free" and args.keywords is False  # Scrapy's own order, the query alone
