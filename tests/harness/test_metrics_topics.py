@@ -113,3 +113,13 @@ def test_labels_from_url_title_and_exclude_rules(tmp_path):
     # sub/orphan.html is not reachable from the seed
     assert by_url == {"http://site.test/sub/index.html", "http://site.test/sub/b.html"}
     assert by_title == {"http://site.test/sub/b.html"}  # "Page A" excluded by URL
+
+
+def test_a_set_value_may_name_the_topic():
+    from benchmarks.harness.crawl import CrawlOptions, crawl_settings
+
+    options = CrawlOptions(extra={"ADAPTIVE_CLASSIFIER_TRAINING": "training/{topic}.jsonl", "ADAPTIVE_SEED": "3"})
+    settings = crawl_settings("tres", options.for_topic("django-models"))
+    assert settings["ADAPTIVE_CLASSIFIER_TRAINING"] == "training/django-models.jsonl"
+    assert settings["ADAPTIVE_SEED"] == "3"
+    assert options.extra["ADAPTIVE_CLASSIFIER_TRAINING"] == "training/{topic}.jsonl"  # unchanged
