@@ -5,6 +5,7 @@ that needs more (a browser, Redis) says which extra to install when it is missin
 
     pip install 'adaptive-spider[javascript]'   # scrapy-playwright: the javascript profile, browser actions
     pip install 'adaptive-spider[distributed]'  # scrapy-redis and redis: the distributed profile
+    pip install 'adaptive-spider[classifier]'   # scikit-learn: the page classifier (ADAPTIVE_RELEVANCE)
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from importlib.util import find_spec
 EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
     "javascript": (("scrapy_playwright",), "scrapy-playwright"),
     "distributed": (("scrapy_redis", "redis"), "scrapy-redis and redis"),
+    "classifier": (("sklearn",), "scikit-learn"),
 }
 
 

@@ -44,6 +44,7 @@ from adaptive_spider.frontier.linkevidence import (
     link_evidence,
     record_outlink,
 )
+from adaptive_spider.settings.components import build
 from adaptive_spider.settings.config import AdaptiveConfig
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from scrapy.dupefilters import BaseDupeFilter
     from scrapy.statscollectors import StatsCollector
 
+    from adaptive_spider.frontier.strategies.base import Strategy
     from adaptive_spider.sufficiency.linkvalues import LinkValues
 
 __all__ = ["AdaptiveScheduler", "SchedulerStats", "anchor_text", "snapshot_items"]
@@ -133,7 +135,9 @@ class AdaptiveScheduler(BaseScheduler):
         self.crawler = crawler
         self.counts = SchedulerStats(stats)
         self.link_values = self._link_values()
-        self.frontier = Frontier(self.config, self.state.domains, self.state.pages, self.link_values)
+        self.frontier = Frontier(
+            self.config, self.state.domains, self.state.pages, self.link_values, self._build_strategy
+        )
         self.ready: deque = deque()
         self._n_released = 0
         self.spider: Spider | None = None
@@ -155,6 +159,13 @@ class AdaptiveScheduler(BaseScheduler):
             stats=crawler.stats,
             crawler=crawler,
         )
+
+    def _build_strategy(
+        self, cls: type[Strategy], frontier: Frontier, config: Any, rng: np.random.Generator
+    ) -> Strategy:
+        """The frontier's strategy, made as Scrapy makes a component: a strategy of one's own
+        (``ADAPTIVE_STRATEGY`` = a dotted path) may have ``from_crawler(crawler, frontier, config, rng)``."""
+        return cast("Strategy", build(cls, self.crawler, self.config.as_settings(), frontier, config, rng))
 
     def _link_values(self) -> LinkValues | None:
         """The sufficiency link values, the frontier's listener: told of every link

@@ -2,10 +2,11 @@
 
 :class:`CrawlState` is built once per crawler (``CrawlState.of(crawler)``) and
 shared by the scheduler, the middlewares and the pipelines: the validated
-configuration, the relevance scorer and its term statistics, the domain
-profiles, the log of fetched pages and (when the AdaptiveScheduler runs) the
-frontier that learns from rewards. Data flows one way: middlewares record what
-happened to a request, the state turns it into rewards, the frontier learns.
+configuration, the relevance scorer and its term statistics (and the page relevance
+model that ``ADAPTIVE_RELEVANCE`` names, if any), the domain profiles, the log of
+fetched pages and (when the AdaptiveScheduler runs) the frontier that learns from
+rewards. Data flows one way: middlewares record what happened to a request, the
+state turns it into rewards, the frontier learns.
 The scheduler attaches its frontier when it opens (:meth:`CrawlState.attach_frontier`);
 a reward for a request a frontier released, with no frontier attached, is logged as
 lost rather than dropped unseen. Whoever needs every analysed page, whatever the spider
@@ -28,9 +29,12 @@ from scrapy.utils.httpobj import urlparse_cached
 from adaptive_spider.frontier.domains import DomainProfiles
 from adaptive_spider.frontier.linkevidence import PARENT_KEY, link_context, parent_page  # noqa: F401 (PARENT_KEY: also here)
 from adaptive_spider.frontier.pagelog import PageLog
+from adaptive_spider.relevance.base import PageRelevance, checked_score
 from adaptive_spider.relevance.pagetext import PageFields, content_sha1, page_fields
 from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer, link_preview_text
+from adaptive_spider.settings.components import build, load_class
 from adaptive_spider.settings.config import AdaptiveConfig
+from adaptive_spider.settings.table import RELEVANCE_MODELS
 from adaptive_spider.sufficiency.knowledge import KnowledgeState
 
 if TYPE_CHECKING:
@@ -77,6 +81,15 @@ def _link_origin(request: Request | None) -> tuple[int, str]:
     return parent_page(request), link_context(request)
 
 
+def build_relevance(config: AdaptiveConfig, crawler: Crawler | None) -> PageRelevance | None:
+    """The model of ``ADAPTIVE_RELEVANCE`` when it names a class, built as Scrapy builds a
+    component (``from_crawler``, ``from_settings``, or the class itself); None for bm25."""
+    if config.relevance in RELEVANCE_MODELS:
+        return None
+    cls = load_class(config.relevance)
+    return cast("PageRelevance", build(cls, crawler, config.as_settings()))
+
+
 def domain_of(url: str) -> str:
     return (urlsplit(url).hostname or "").lower()
 
@@ -89,10 +102,14 @@ def request_domain(request: Request) -> str:
 class CrawlState:
     """Configuration, relevance, domain profiles and page log of one crawl."""
 
-    def __init__(self, config: AdaptiveConfig, stats: StatsCollector | None = None) -> None:
+    def __init__(
+        self, config: AdaptiveConfig, stats: StatsCollector | None = None, relevance: PageRelevance | None = None
+    ) -> None:
         self.config = config
         self.stats = stats
         self.terms = QueryTerms(config.query, config.keywords, config.keyword_weight)
+        # The query's BM25 scorer: the page relevance by default, and always the link
+        # similarities and the term statistics the self-stop reads.
         self.scorer = RelevanceScorer(
             self.terms,
             config.relevance_field_weights,
@@ -101,6 +118,8 @@ class CrawlState:
             config.relevance_link_discount,
             config.relevance_half,
         )
+        #: The page relevance model of ``ADAPTIVE_RELEVANCE`` when it names a class (None: BM25).
+        self.relevance = relevance if relevance is not None else build_relevance(config, None)
         self.domains = DomainProfiles(config.domain_weights, min_attempts=config.unreliable_min_attempts)
         self.pages = PageLog(config.qnet_next_actions)
         # The frontier that learns from rewards (attached by the scheduler when it opens).
@@ -121,7 +140,8 @@ class CrawlState:
         way to reach it: it is kept on the crawler)."""
         state = getattr(crawler, "_adaptive_state", None)
         if state is None:
-            state = cls(AdaptiveConfig.from_settings(crawler.settings), getattr(crawler, "stats", None))
+            config = AdaptiveConfig.from_settings(crawler.settings)
+            state = cls(config, getattr(crawler, "stats", None), build_relevance(config, crawler))
             cast(Any, crawler)._adaptive_state = state  # an attribute of ours, not Crawler's
         return state
 
@@ -155,6 +175,8 @@ class CrawlState:
         if analysis is None:
             fields, headings = page_fields(response)
             relevance, counts = self.scorer.score_and_count(fields)
+            if self.relevance is not None:
+                relevance = checked_score(self.relevance.score(fields, response), self.relevance)
             analysis = PageAnalysis(fields, headings, relevance, content_sha1(fields.body), counts=counts)
             analysis.page_id = self._record_page(response.request, response.url, relevance)
             self._analyses[response] = analysis
@@ -232,6 +254,7 @@ class CrawlState:
             "n_relevant": self.n_relevant,
             "n_fetched": self.n_fetched,
             "knowledge": self.knowledge.state_dict(),
+            **({"relevance": saved()} if (saved := getattr(self.relevance, "state_dict", None)) else {}),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -242,3 +265,6 @@ class CrawlState:
         self.n_fetched = state["n_fetched"]
         if "knowledge" in state:
             self.knowledge.load_state_dict(state["knowledge"])
+        load = getattr(self.relevance, "load_state_dict", None)
+        if "relevance" in state and load is not None:
+            load(state["relevance"])

@@ -41,6 +41,7 @@ from adaptive_spider.frontier.strategies.baselines import (
 from adaptive_spider.frontier.strategies.gain import ExpectedGain
 from adaptive_spider.frontier.strategies.linkgroups import LinkGroups
 from adaptive_spider.frontier.strategies.tres import Tres
+from adaptive_spider.settings.components import load_class
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -54,6 +55,23 @@ STRATEGY_CLASSES: dict[str, type[Strategy]] = {
 }
 #: How far a round looks past entries of busy domains: this many times the round's size.
 BUSY_PASSES_PER_ROUND = 4
+#: Makes the strategy: ``build(cls, frontier, config, rng)`` (the scheduler's goes through the
+#: class's ``from_crawler``, if it has one, as Scrapy builds its components).
+StrategyBuilder = Callable[[type[Strategy], "Frontier", Any, np.random.Generator], Strategy]
+
+
+def strategy_class(name: str) -> type[Strategy]:
+    """The class of ``ADAPTIVE_STRATEGY``: a built-in name, or the dotted path of a Strategy subclass."""
+    if name in STRATEGY_CLASSES:
+        return STRATEGY_CLASSES[name]
+    cls = load_class(name)
+    if not (isinstance(cls, type) and issubclass(cls, Strategy)):
+        raise TypeError(f"ADAPTIVE_STRATEGY: {name} is not a Strategy subclass")
+    return cls
+
+
+def _construct(cls: type[Strategy], frontier: Frontier, config: Any, rng: np.random.Generator) -> Strategy:
+    return cls(frontier, config, rng)
 
 
 class FrontierListener(Protocol):
@@ -85,16 +103,27 @@ class Frontier:
         Read for sibling scores and next actions.
     listener : FrontierListener, optional
         Told of every entry that joins or leaves.
+    build_strategy : StrategyBuilder, optional
+        Makes the strategy of ``config.strategy`` (default: its class called with
+        ``(frontier, config, rng)``).
     """
 
-    def __init__(self, config: Any, domains: DomainProfiles, pages: PageLog, listener: FrontierListener | None = None):
+    def __init__(
+        self,
+        config: Any,
+        domains: DomainProfiles,
+        pages: PageLog,
+        listener: FrontierListener | None = None,
+        build_strategy: StrategyBuilder | None = None,
+    ):
         self.config = config
         self.domains = domains
         self.pages = pages
         self.listener = listener
         self.store = FrontierStore()
         self.rng = np.random.default_rng(config.seed)
-        self.strategy: Strategy = STRATEGY_CLASSES[config.strategy](self, config, self.rng)
+        cls = strategy_class(config.strategy)
+        self.strategy: Strategy = (build_strategy or _construct)(cls, self, config, self.rng)
         self.tier_sizes: Counter = Counter()
         # Entries of slow domains, released when nothing faster is left.
         self.slow_deferred: deque = deque()

@@ -108,6 +108,15 @@ def page_fields(response: Any) -> tuple[PageFields, list[str]]:
     return fields, headings
 
 
+def html_page_fields(html: str, url: str) -> PageFields:
+    """:func:`page_fields` of a page's HTML given as text (a saved page, a training example)."""
+    from types import SimpleNamespace
+
+    from parsel import Selector
+
+    return page_fields(SimpleNamespace(url=url, selector=Selector(text=html or "<html></html>")))[0]
+
+
 def content_sha1(text: str) -> str:
     """SHA-1 (hex) of a page's text with every run of whitespace made one space and the ends
     stripped (:func:`normalize_space`): equal for pages that differ only in markup or layout.

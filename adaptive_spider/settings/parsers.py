@@ -293,3 +293,13 @@ FILE_PATH = Parser(_file_path, "a file path in an existing directory, or empty")
 SUFFICIENCY_REPORT = Parser(
     lambda raw, name: "" if raw in (None, False) else str(raw).strip(), "empty, auto, or a file path"
 )
+
+
+def _existing_path(raw: Any, name: str) -> str:
+    path = str(raw or "").strip()
+    if path and not os.path.exists(path):
+        raise ConfigError(f"{name}: {path!r} does not exist")
+    return path
+
+
+EXISTING_PATH = Parser(_existing_path, "an existing file or folder, or empty")

@@ -23,9 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from adaptive_spider.settings.components import component
 from adaptive_spider.settings.parsers import (
     BOOLEAN,
     DISTRIBUTED_KEY,
+    EXISTING_PATH,
     FILE_PATH,
     HIDDEN_LAYERS,
     PARAM_NAMES,
@@ -74,12 +76,27 @@ class Section:
 
 # Values a parser needs as well as the row (one name, declared once).
 STRATEGIES = ("tres", "linkgroups", "bestfirst", "gain", "bfs", "dfs", "random")
+RELEVANCE_MODELS = ("bm25",)
 LEAF_SAMPLING = ("best", "uniform")
 PAGE_FIELDS = ("title", "headings", "body", "url")
 PRIOR_PARTS = ("anchor", "context", "parent")
 STOP_CRITERIA = ("sufficient", "plateau", "no_promising_links")
 _PRIOR_WEIGHTS = {"anchor": 0.6, "context": 0.3, "parent": 0.1}
 _FIELD_WEIGHTS = {"title": 2.0, "headings": 1.0, "body": 1.0, "url": 1.0}
+
+
+def _strategy_check(cls: type) -> str | None:
+    from adaptive_spider.frontier.strategies.base import Strategy  # imports numpy: read on first use
+
+    if not issubclass(cls, Strategy):
+        return "is not a Strategy subclass (adaptive_spider.frontier.strategies.base.Strategy)"
+    return None
+
+
+def _relevance_check(cls: type) -> str | None:
+    from adaptive_spider.relevance.base import check_relevance_class
+
+    return check_relevance_class(cls)
 
 
 def _estimator(name: str) -> Callable[[], tuple[str, ...]]:
@@ -113,8 +130,11 @@ SECTIONS: tuple[Section, ...] = (
             (
                 "ADAPTIVE_STRATEGY",
                 "tres",
-                choice(STRATEGIES),
-                "One of: tres, linkgroups, bestfirst, gain, bfs, dfs, random.",
+                component(STRATEGIES, "Strategy", _strategy_check),
+                (
+                    "How the frontier orders queued links: a built-in strategy, or the dotted path of a "
+                    "Strategy subclass of your own (docs/plugins.md)."
+                ),
             ),
             (
                 "ADAPTIVE_SEED",
@@ -317,6 +337,16 @@ SECTIONS: tuple[Section, ...] = (
         "",
         (
             (
+                "ADAPTIVE_RELEVANCE",
+                "bm25",
+                component(RELEVANCE_MODELS, "page relevance", _relevance_check),
+                (
+                    "How a fetched page's relevance is computed: bm25 (the query's words, the settings below), "
+                    "or the dotted path of a class with score(page, response) -> [0, 1], such as "
+                    "adaptive_spider.relevance.classifier.PageClassifier (docs/plugins.md)."
+                ),
+            ),
+            (
                 "ADAPTIVE_RELEVANCE_FIELD_WEIGHTS",
                 _FIELD_WEIGHTS,
                 parts_weights(PAGE_FIELDS, _FIELD_WEIGHTS, "field", "at least one field needs a weight above 0"),
@@ -352,6 +382,36 @@ SECTIONS: tuple[Section, ...] = (
                 0.5,
                 real(0.0, 1.0),
                 "A page with at least this relevance counts as relevant (stats, harvest rate).",
+            ),
+        ),
+    ),
+    Section(
+        "page classifier",
+        (
+            "Read by `adaptive_spider.relevance.classifier.PageClassifier` only, when `ADAPTIVE_RELEVANCE` names it "
+            "(docs/plugins.md); it needs the `classifier` extra (scikit-learn)."
+        ),
+        (
+            (
+                "ADAPTIVE_CLASSIFIER_TRAINING",
+                "",
+                EXISTING_PATH,
+                (
+                    "The labelled examples: a file of lines ``+ URL`` / ``- URL`` or JSON objects with url, label "
+                    "and the page (html or text), or a folder with positive/ and negative/ HTML files (ACHE's layout)."
+                ),
+            ),
+            (
+                "ADAPTIVE_CLASSIFIER_C",
+                10.0,
+                real(0.0, low_open=True),
+                "Inverse regularisation strength of the logistic regression (higher: surer, more spread scores).",
+            ),
+            (
+                "ADAPTIVE_CLASSIFIER_FETCH_TIMEOUT",
+                10.0,
+                real(0.0, 600.0, low_open=True),
+                "Seconds to wait for each example given by URL alone, fetched once when the crawl starts.",
             ),
         ),
     ),

@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="after each crawl of these strategies (comma-separated), stock Scrapy fetches the same URLs: "
         "pages/s on the very same pages (×same), the extension's own cost",
     )
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a further Scrapy setting for every crawl")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a further Scrapy setting for every crawl ({topic} in VALUE: the topic's id)")
     parser.add_argument("--folder", help="crawl this folder of HTML files as one site instead of the Debian packages")
     parser.add_argument("--host", default="site.test", help="host name of --folder (default site.test)")
     parser.add_argument("--proxy", help="use this running offline web server (http://127.0.0.1:PORT) instead of starting one")

@@ -43,7 +43,14 @@ class CrawlOptions:
     seed: int = 0
     order: str = "lockstep"
     window: int = 0  # 0: CONCURRENT_REQUESTS
-    extra: dict = field(default_factory=dict)  # further Scrapy settings (--set)
+    extra: dict = field(default_factory=dict)  # further Scrapy settings (--set); "{topic}" is the topic's id
+
+    def for_topic(self, topic_id: str) -> CrawlOptions:
+        """These options with ``{topic}`` in a setting's value replaced by the topic's id
+        (a training file per topic, say)."""
+        extra = {name: value.replace("{topic}", topic_id) if isinstance(value, str) else value
+                 for name, value in self.extra.items()}
+        return CrawlOptions(self.budget, self.seed, self.order, self.window, extra)
 
 
 def crawl_settings(strategy: str, options: CrawlOptions) -> Settings:
@@ -162,7 +169,7 @@ async def run_crawl(
 
     ``on_crawler(crawler)`` is called before the crawl starts (to stop it from outside).
     """
-    crawler = CrawlerRunner(crawl_settings(strategy, options)).create_crawler(FocusedSpider)
+    crawler = CrawlerRunner(crawl_settings(strategy, options.for_topic(topic.id))).create_crawler(FocusedSpider)
     return await _crawl(crawler, Run(topic.id, strategy), options.budget, topic.spider_arguments(), on_fetch, on_crawler)
 
 
@@ -177,7 +184,7 @@ async def replay_crawl(
     the very pages a strategy fetched, so the ratio of the two is the extension's
     own cost, whatever the pages' sizes.
     """
-    crawler = CrawlerRunner(crawl_settings(STOCK, options)).create_crawler(ReplaySpider)
+    crawler = CrawlerRunner(crawl_settings(STOCK, options.for_topic(topic.id))).create_crawler(ReplaySpider)
     arguments = {"query": topic.query, "start_urls": topic.seeds[0], "urls": urls}
     return await _crawl(crawler, Run(topic.id, f"{STOCK}-replay"), len(urls), arguments, on_fetch, on_crawler)
 

@@ -143,3 +143,13 @@ def test_big_web_cutoffs_read_recall_at_5000_and_count_unreached_as_10000():
     assert "R@500" not in m
     mean = mean_metrics([{"N50": 10, "N90": None, "R@5000": 0.5}], budget=5000, cutoffs=BIG_WEB)
     assert mean["N90"] == 10_000 and mean["R@5000"] == 0.5
+
+
+def test_a_set_value_may_name_the_topic():
+    from benchmarks.harness.crawl import CrawlOptions, crawl_settings
+
+    options = CrawlOptions(extra={"ADAPTIVE_CLASSIFIER_TRAINING": "training/{topic}.jsonl", "ADAPTIVE_SEED": "3"})
+    settings = crawl_settings("tres", options.for_topic("django-models"))
+    assert settings["ADAPTIVE_CLASSIFIER_TRAINING"] == "training/django-models.jsonl"
+    assert settings["ADAPTIVE_SEED"] == "3"
+    assert options.extra["ADAPTIVE_CLASSIFIER_TRAINING"] == "training/{topic}.jsonl"  # unchanged
