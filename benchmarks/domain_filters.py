@@ -4,8 +4,9 @@ The big web (``../shared/bigweb``: 53 hosts, ~104k pages) has three slow hosts (
 latency 1.5-3 s: ``en.cppreference.test``, ``docs.oracle.test``, ``www.erlang.test``) and
 two unreliable ones (30% of their URLs answer 503: ``doc.qt.test``, ``docs.scipy.test``).
 The main command crawls a dev topic from the hub with a page budget, once with the
-default domain filters and once with them off (``ADAPTIVE_SLOW_DOMAIN_MS`` and
-``ADAPTIVE_UNRELIABLE_THRESHOLD`` out of reach). A small extension logs every response
+default domain filters, once without the limit of requests in flight per slow domain
+(``ADAPTIVE_DOMAIN_IN_FLIGHT=-1``) and once with every filter off (``ADAPTIVE_SLOW_DOMAIN_MS``
+and ``ADAPTIVE_UNRELIABLE_THRESHOLD`` out of reach, no in-flight limit). A small extension logs every response
 (host, status, Scrapy's ``download_latency``). Reported per run: wall time, pages, the
 seconds of download latency spent on the slow hosts and on 503 answers, how many 503s,
 and the topic's relevant pages fetched.
@@ -34,7 +35,13 @@ PROJECT = Path(__file__).resolve().parent.parent
 BIGWEB = PROJECT.parent / "shared" / "bigweb"
 SLOW_HOSTS = ("en.cppreference.test", "docs.oracle.test", "www.erlang.test")
 UNRELIABLE_HOSTS = ("doc.qt.test", "docs.scipy.test")
-FILTERS_OFF = ["-s", "ADAPTIVE_SLOW_DOMAIN_MS=1000000000", "-s", "ADAPTIVE_UNRELIABLE_THRESHOLD=1.0"]
+NO_IN_FLIGHT_LIMIT = ["-s", "ADAPTIVE_DOMAIN_IN_FLIGHT=-1"]
+FILTERS_OFF = ["-s", "ADAPTIVE_SLOW_DOMAIN_MS=1000000000", "-s", "ADAPTIVE_UNRELIABLE_THRESHOLD=1.0", *NO_IN_FLIGHT_LIMIT]
+VARIANTS = (
+    ("filters on (defaults)", []),
+    ("no in-flight limit", NO_IN_FLIGHT_LIMIT),
+    ("filters off", FILTERS_OFF),
+)
 
 
 class ResponseLog:
@@ -103,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     relevant = set(json.loads((BIGWEB / "labels-dev.json").read_text())[args.topic])
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, extra in (("filters on (defaults)", []), ("filters off", FILTERS_OFF)):
+        for name, extra in VARIANTS:
             result = run(topics[args.topic], relevant, args.pages, args.proxy, extra, Path(tmp) / f"{len(results)}.jsonl")
             results[name] = result
             print(
