@@ -142,6 +142,6 @@ async def test_a_slow_host_never_holds_more_than_its_slot_of_the_downloader(prox
     await crawler.crawl_async(query="blue widget archive", start_urls="http://hub.test/")
     if limit == 0:  # the default: as many as the slot downloads at once
         assert watch.most["slow.test"] <= 2, watch.most  # (fast shop.test's may queue: they start at once)
-        assert crawler.stats.get_value("adaptive/filtered/passed_busy", 0) > 0
+        assert crawler.stats.get_value("adaptive/filtered/parked_busy", 0) > 0
     else:  # without a limit the slow host's requests queue up in its slot
         assert watch.most["slow.test"] > 2, watch.most

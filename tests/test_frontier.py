@@ -200,7 +200,7 @@ def test_a_busy_domain_is_passed_over_for_other_domains_and_keeps_its_place():
     # busy.test has 2 of its 3 places in flight: one more of it, then the other domain's.
     batch = frontier.next_batch(4, in_flight=DomainLoad(Counter({busy: 2}), 3))
     assert [r.url for r, _ in batch] == ["http://busy.test/0", "http://idle.test/0", "http://idle.test/1"]
-    assert frontier.filtered["passed_busy"] == 5
+    assert frontier.filtered["parked_busy"] == 5
     # Once its requests are done, its entries come back in their order.
     batch = frontier.next_batch(2, in_flight=DomainLoad(Counter({idle: 3}), 3))
     assert [r.url for r, _ in batch] == ["http://busy.test/1", "http://busy.test/2"]
@@ -217,6 +217,28 @@ def test_a_round_of_only_busy_domains_releases_nothing_and_looks_only_so_far():
     assert frontier.next_batch(4, in_flight=DomainLoad(Counter({busy: 8}), 8)) == []
     assert sum(selected) <= 4 * 4 + 4
     assert len(frontier) == 200 and len(drain(frontier, 50)) == 200  # nothing lost
+
+
+def test_parked_entries_are_walked_once_and_come_back_as_places_free_up():
+    frontier = make_frontier(strategy="bestfirst", domain_in_flight_ms=0)
+    for host in ("busy.test", "idle.test"):
+        frontier.domains.record_response(host, 200, 0.1)
+    for i in range(100):
+        add(frontier, f"http://busy.test/{i}", anchor=0.9 - i / 1000)
+    for i in range(3):
+        add(frontier, f"http://idle.test/{i}", anchor=0.1)
+    busy = frontier.domains.id_of("busy.test")
+    selected = []
+    frontier.strategy.select = counting(frontier.strategy.select, selected)
+    released = []
+    for _ in range(20):  # busy.test stays busy: each round goes deeper, past what the last ones parked
+        released += [r.url for r, _ in frontier.next_batch(2, in_flight=DomainLoad(Counter({busy: 4}), 4))]
+    assert released == [f"http://idle.test/{i}" for i in range(3)]
+    assert sum(selected) <= 100 + 3 + 2  # each parked entry was chosen once
+    # Two places free up: the two best parked entries come back, in their order.
+    batch = frontier.next_batch(4, in_flight=DomainLoad(Counter({busy: 2}), 4))
+    assert [r.url for r, _ in batch] == ["http://busy.test/0", "http://busy.test/1"]
+    assert len(drain(frontier, 50)) == 98  # without a load to go by, every parked entry comes back
 
 
 def test_only_a_slowish_domain_is_passed_over_when_busy():

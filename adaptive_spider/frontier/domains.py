@@ -237,6 +237,10 @@ class DomainLoad:
     def is_busy(self, domain_id: int) -> bool:
         return self.counts[domain_id] >= self.limit
 
+    def free(self, domain_id: int) -> int:
+        """Places the domain has before it is busy."""
+        return max(0, self.limit - self.counts[domain_id])
+
     def add(self, domain_id: int) -> None:
         """A request of the domain was released in this round."""
         self.counts[domain_id] += 1

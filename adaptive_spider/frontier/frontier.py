@@ -22,6 +22,7 @@ others' state.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
@@ -136,9 +137,11 @@ class Frontier:
         # URL -> entry of queued requests the dupefilter screens (not dont_filter): where a
         # later link to the same URL finds the entry (the URL string is the request's own).
         self.queued_urls: dict[str, int] = {}
-        # During a round: the requests in flight per domain, and the entries passed over for it.
+        # Entries of busy slow domains, out of the strategy's reach: domain -> heap of
+        # (-score, arrival order, tier, entry). During a round: the requests in flight per domain.
+        self.parked: dict[int, list[tuple[float, int, int, int]]] = {}
         self._load: DomainLoad | None = None
-        self._passed_busy: list[tuple[int, Choice]] = []
+        self._parked_this_round = 0
 
     def __len__(self) -> int:
         return len(self.store)
@@ -285,15 +288,19 @@ class Frontier:
         With ``hold_below``, a chosen entry whose link prior is lower stays queued
         and ends the round: the caller would rather wait for better links.
 
-        With ``in_flight``, a chosen entry of a domain that has as many requests in
-        flight as it may stays queued, and the round looks further for other domains'
-        (at most ``BUSY_PASSES_PER_ROUND`` times ``n`` such entries per round): released
-        anyway, it would wait in the downloader's queue for that domain, holding a place
-        another domain's request could use.
+        With ``in_flight``, a chosen entry of a slow domain that has as many requests in
+        flight as it may is *parked* (out of the strategy's reach) and the round looks
+        further for other domains' entries (at most ``BUSY_PASSES_PER_ROUND`` times ``n``
+        parked per round): released anyway, it would wait in the downloader's queue for
+        that domain, holding a place another domain's request could use. A parked
+        domain's best entries go back to the strategy as its requests complete, as many
+        as it has free places (all of them when the caller gives no ``in_flight``).
         """
         self.round += 1
         self._wake_probed_domains()
         self._load = in_flight
+        self._unpark()
+        self._parked_this_round = 0
         accepted: list[tuple[int, Choice]] = []
         try:
             for tier in sorted((t for t, size in self.tier_sizes.items() if size), reverse=True):
@@ -310,32 +317,47 @@ class Frontier:
                 if accepted or self._looked_far_enough(n):
                     break
             if not accepted:
-                # With entries passed over for busy domains, requests are in flight: a probe may still answer.
-                self._release_deferred(n, accepted, give_up_probes=not self._passed_busy)
+                # With parked entries, requests are in flight: a probe may still answer.
+                self._release_deferred(n, accepted, give_up_probes=not self.parked)
             return self._release(accepted)
         finally:
-            self._return_passed_busy()
+            self._load = None
 
     def _looked_far_enough(self, n: int) -> bool:
-        return len(self._passed_busy) >= BUSY_PASSES_PER_ROUND * n
+        return self._parked_this_round >= BUSY_PASSES_PER_ROUND * n
 
     def _is_busy(self, domain_id: int) -> bool:
         """Whether a domain has its share of requests in flight, and is slow enough for it to matter."""
         load = self._load
-        if load is None or not load.is_busy(domain_id):
-            return False
+        return load is not None and load.is_busy(domain_id) and self._slow_enough(domain_id)
+
+    def _park(self, tier: int, choice: Choice, domain_id: int) -> None:
+        """Keep a busy domain's chosen entry out of the strategy until the domain has a free place
+        (the strategy would choose it again in every round, and never reach other domains')."""
+        order = self.arrival_order_of(choice.entry)
+        heapq.heappush(self.parked.setdefault(domain_id, []), (-choice.score, order, tier, choice.entry))
+        self._parked_this_round += 1
+        self.filtered["parked_busy"] += 1
+
+    def _unpark(self) -> None:
+        """Give parked entries back to the strategy: a domain's best ones, as many as it has
+        free places (every one when there is no load to go by, or the domain is no longer slow)."""
+        load = self._load
+        for domain_id in list(self.parked):
+            heap = self.parked[domain_id]
+            if load is None or not self._is_busy(domain_id):
+                free = len(heap) if load is None or not self._slow_enough(domain_id) else load.free(domain_id)
+                for _ in range(min(free, len(heap))):
+                    _, _, tier, entry = heapq.heappop(heap)
+                    if self._still_queued(entry):
+                        self.strategy.push(tier, entry)
+                if not heap:
+                    del self.parked[domain_id]
+
+    def _slow_enough(self, domain_id: int) -> bool:
         threshold = self.config.domain_in_flight_ms
         # One answer is enough: a domain's first requests are the ones that would fill the downloader.
         return threshold <= 0 or self.domains.is_slow(domain_id, threshold, min_answers=1)
-
-    def _return_passed_busy(self) -> None:
-        """Entries passed over for their busy domain go back to the strategy after the round
-        (not during it: it would choose them again)."""
-        for tier, choice in self._passed_busy:
-            if self._still_queued(choice.entry):
-                self.strategy.push(tier, choice.entry)
-        self._passed_busy.clear()
-        self._load = None
 
     def _wake_probed_domains(self, force: bool = False) -> None:
         """Return to the strategy the entries of domains whose probe has answered."""
@@ -367,8 +389,7 @@ class Frontier:
             choice.features = None
             self.waiting.setdefault(domain_id, []).append((tier, choice))
         elif self._is_busy(domain_id):
-            self._passed_busy.append((tier, choice))
-            self.filtered["passed_busy"] += 1
+            self._park(tier, choice, domain_id)
         else:
             self._accept(tier, choice, accepted)
 
@@ -396,8 +417,9 @@ class Frontier:
                     for choice in self.strategy.select(tier, n - len(accepted)):
                         if not self._still_queued(choice.entry):
                             continue
-                        if self._is_busy(int(self.store.domain[choice.entry])):
-                            self._passed_busy.append((tier, choice))
+                        domain_id = int(self.store.domain[choice.entry])
+                        if self._is_busy(domain_id):
+                            self._park(tier, choice, domain_id)
                         else:
                             self._accept(tier, choice, accepted)
             return
@@ -467,6 +489,7 @@ class Frontier:
             "queued": len(self),
             "held": len(self.slow_deferred),
             "waiting": waiting,
+            "parked": sum(len(heap) for heap in self.parked.values()),
             "rounds": self.round,
             **self.strategy.stats(),
         }
