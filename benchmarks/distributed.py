@@ -245,8 +245,8 @@ def summarise(rows: list[dict], workers: int) -> dict:
     wall = [m["wall"] / s["wall"] for s, m in zip(single, multi, strict=True)]
     crawl = [m["crawl"] / s["crawl"] for s, m in zip(single, multi, strict=True)]
     lines = [
-        f"\n{workers} workers / 1 worker wall time: {', '.join(f'{r:.2f}' for r in wall)} (target <= {TARGET})",
-        f"{workers} workers / 1 worker crawl time (first fetch to last exit): {', '.join(f'{r:.2f}' for r in crawl)}",
+        f"\n{workers} workers / 1 worker wall time: {', '.join(f'{r:.3f}' for r in wall)} (target <= {TARGET})",
+        f"{workers} workers / 1 worker crawl time (first fetch to last exit): {', '.join(f'{r:.3f}' for r in crawl)}",
         f"duplicate fetches with {workers} workers: {', '.join(str(m['duplicates']) for m in multi)}",
     ]
     return {"wall_ratio": wall, "crawl_ratio": crawl, "target": TARGET, "lines": lines}
