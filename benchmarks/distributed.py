@@ -171,10 +171,10 @@ def check_same_work(result: dict, paths: list[str], site: DemoSite, base: str) -
 
 
 def git_commit() -> str:
+    """The commit of the code measured; "+changes" if the code (not the docs) differs from it."""
     done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT, capture_output=True, text=True)
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=PROJECT, capture_output=True, text=True
-    )
+    code = ["adaptive_spider", "spiders", "settings_profiles", "benchmarks/distributed.py"]
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", *code], cwd=PROJECT, capture_output=True, text=True)
     return done.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
@@ -202,6 +202,7 @@ def main(argv=None) -> None:
         runs.append(("plain focused crawl", 1, False))
     rows = []
     load_before = os.getloadavg()
+    commit = git_commit()
     with contextlib.ExitStack() as stack:
         tmp = args.workdir or stack.enter_context(tempfile.TemporaryDirectory(prefix="adaptive-bench-"))
         Path(tmp).mkdir(parents=True, exist_ok=True)
@@ -236,7 +237,7 @@ def main(argv=None) -> None:
     for line in summary["lines"]:
         print(line)
     if args.json:
-        write_json(Path(args.json), args, site, rows, summary, load_before)
+        write_json(Path(args.json), args, site, rows, summary, load_before, commit)
 
 
 def summarise(rows: list[dict], workers: int) -> dict:
@@ -252,12 +253,12 @@ def summarise(rows: list[dict], workers: int) -> dict:
     return {"wall_ratio": wall, "crawl_ratio": crawl, "target": TARGET, "lines": lines}
 
 
-def write_json(path: Path, args, site: DemoSite, rows: list[dict], summary: dict, load_before) -> None:
+def write_json(path: Path, args, site: DemoSite, rows: list[dict], summary: dict, load_before, commit: str) -> None:
     keep = ("label", "repeat", "workers", "wall", "startup", "crawl", "last_fetch_to_exit", "exit_spread", "slot_use", "cpu",
             "fetches", "distinct", "duplicates", "pages_per_worker", "reasons")  # fmt: skip
     document = {
         "benchmark": "distributed",
-        "commit": git_commit(),
+        "commit": commit,
         "command": shlex.join(["python", "benchmarks/distributed.py", *sys.argv[1:]]),
         "machine": {
             "cpus": os.cpu_count(),
