@@ -4,7 +4,12 @@ server, a copy of the project to deploy, and the reference focused crawl.
 Scrapyd and scrapyd-client live in their own virtualenv (scrapyd's runner
 imports ``pkg_resources``, so it needs setuptools < 81), built once with pip
 and cached under ``~/.cache/adaptive_spider``. It has the project's
-dependencies but not the project: a job can only run the deployed egg.
+dependencies and its ``distributed`` extra (scrapy-redis, for distributed jobs)
+but not the project: a job can only run the deployed egg.
+
+``redis_server`` and ``scrapyd`` fail a test when they cannot run;
+``redis_server_or_skip`` and ``scrapyd_or_skip`` skip it instead (for tests of
+what needs both at once, on machines that may lack either).
 """
 
 from __future__ import annotations
@@ -59,6 +64,20 @@ def redis_server():
         yield server
 
 
+@pytest.fixture
+def redis_server_or_skip():
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is missing: apt-get install -y redis-server (scripts/setup-system does)")
+    try:
+        server = LocalRedis().__enter__()
+    except RuntimeError as error:
+        pytest.skip(f"redis-server cannot run: {error}")
+    try:
+        yield server
+    finally:
+        server.__exit__(None, None, None)
+
+
 @pytest.fixture(scope="session")
 def small_site():
     """A smaller demo site (386 pages, 60 relevant), served on 127.0.0.1."""
@@ -102,12 +121,19 @@ def focused_reference(small_site, tmp_path_factory) -> set[str]:
 
 
 # -- Scrapyd ---------------------------------------------------------------------------------
+class ScrapydUnavailable(Exception):
+    """Scrapyd cannot run here: its environment cannot be built, or the server does not start."""
+
+
 def project_requirements() -> list[str]:
-    return tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    """The project's dependencies and its ``distributed`` extra (what a distributed job imports)."""
+    project = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return project["dependencies"] + project["optional-dependencies"]["distributed"]
 
 
 def scrapyd_venv() -> Path:
-    """A cached virtualenv with scrapyd, scrapyd-client and the project's dependencies."""
+    """A cached virtualenv with scrapyd, scrapyd-client and the project's dependencies;
+    raises :class:`ScrapydUnavailable` if pip cannot build it."""
     requirements = SCRAPYD_REQUIREMENTS + project_requirements()
     digest = hashlib.sha1("\n".join([sys.version, *requirements]).encode()).hexdigest()[:12]
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "adaptive_spider"
@@ -127,14 +153,17 @@ def scrapyd_venv() -> Path:
                 text=True,
             )
             if install.returncode:
-                pytest.fail(f"cannot build the Scrapyd environment: {install.stderr.strip().splitlines()[-1:]}")
+                raise ScrapydUnavailable(f"cannot build the Scrapyd environment: {install.stderr.strip().splitlines()[-1:]}")
             (venv / "ready").write_text("\n".join(requirements), encoding="utf-8")
     return venv
 
 
 @pytest.fixture(scope="session")
 def scrapyd_env() -> Path:
-    return scrapyd_venv()
+    try:
+        return scrapyd_venv()
+    except ScrapydUnavailable as error:
+        pytest.fail(str(error))
 
 
 @pytest.fixture(scope="session")
@@ -189,16 +218,23 @@ max_proc = 2
 
 
 @pytest.fixture(scope="session")
-def scrapyd(scrapyd_env, tmp_path_factory):
+def scrapyd_server(tmp_path_factory):
+    """One scrapyd for the session, or why it cannot run (a string): :func:`scrapyd` fails
+    on that, :func:`scrapyd_or_skip` skips."""
+    try:
+        venv = scrapyd_venv()
+    except ScrapydUnavailable as error:
+        yield str(error)
+        return
     home = tmp_path_factory.mktemp("scrapyd")
     port = free_port()
     (home / "scrapyd.conf").write_text(SCRAPYD_CONF.format(port=port), encoding="utf-8")
     with open(home / "scrapyd.out", "wb") as output:
         # Unbuffered: the tests read jobs' stderr lines from scrapyd's own log.
         process = subprocess.Popen(
-            [scrapyd_env / "bin" / "scrapyd"], cwd=home, stdout=output, stderr=subprocess.STDOUT, env=clean_env(PYTHONUNBUFFERED="1")
+            [venv / "bin" / "scrapyd"], cwd=home, stdout=output, stderr=subprocess.STDOUT, env=clean_env(PYTHONUNBUFFERED="1")
         )
-    server = Scrapyd(f"http://127.0.0.1:{port}/", home, scrapyd_env)
+    server = Scrapyd(f"http://127.0.0.1:{port}/", home, venv)
     deadline = time.monotonic() + 30
     while True:
         try:
@@ -207,7 +243,9 @@ def scrapyd(scrapyd_env, tmp_path_factory):
         except OSError:
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
-                pytest.fail(f"scrapyd did not start: {(home / 'scrapyd.out').read_text(errors='replace')[-2000:]}")
+                process.wait()
+                yield f"scrapyd did not start: {(home / 'scrapyd.out').read_text(errors='replace')[-2000:]}"
+                return
             time.sleep(0.2)
     yield server
     process.terminate()
@@ -215,3 +253,27 @@ def scrapyd(scrapyd_env, tmp_path_factory):
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
         process.kill()
+
+
+@pytest.fixture
+def scrapyd(scrapyd_server) -> Scrapyd:
+    if isinstance(scrapyd_server, str):
+        pytest.fail(scrapyd_server)
+    return scrapyd_server
+
+
+@pytest.fixture
+def scrapyd_or_skip(scrapyd_server) -> Scrapyd:
+    if isinstance(scrapyd_server, str):
+        pytest.skip(scrapyd_server)
+    return scrapyd_server
+
+
+def deploy(project_copy: Path, scrapyd: Scrapyd) -> None:
+    """Deploy the project (once per scrapyd) with scrapyd-deploy, as a user does."""
+    config = project_copy / "scrapy.cfg"
+    text = config.read_text(encoding="utf-8")
+    if "[deploy:test]" not in text:
+        config.write_text(f"{text}\n[deploy:test]\nurl = {scrapyd.url}\nproject = adaptive_spider\n", encoding="utf-8")
+    if "adaptive_spider" not in scrapyd.get_json("listprojects.json")["projects"]:
+        subprocess.run([scrapyd.venv / "bin" / "scrapyd-deploy", "test"], cwd=project_copy, check=True, capture_output=True, env=clean_env())

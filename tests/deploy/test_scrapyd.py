@@ -17,7 +17,7 @@ from scrapy.settings import Settings
 from adaptive_spider.demo.site import QUERY
 from adaptive_spider.items import PageItem
 from spiders.focused import FocusedSpider
-from tests.deploy.conftest import BUDGET, PROJECT, clean_env, relevant_urls
+from tests.deploy.conftest import BUDGET, PROJECT, clean_env, deploy, relevant_urls
 
 PACKAGES = ("adaptive_spider", "spiders", "settings_profiles")
 
@@ -152,9 +152,7 @@ def job_output(scrapyd, job_id: str, timeout: float = 15) -> str:
 
 def test_a_job_without_a_query_fails_with_a_one_line_reason(project_copy, scrapyd, small_site):
     _, url = small_site
-    add_deploy_target(project_copy, scrapyd.url)
-    if "adaptive_spider" not in scrapyd.get_json("listprojects.json")["projects"]:
-        subprocess.run([scrapyd.venv / "bin" / "scrapyd-deploy", "test"], cwd=project_copy, check=True, capture_output=True, env=clean_env())
+    deploy(project_copy, scrapyd)
     scheduled = scrapyd.post("schedule.json", [("project", "adaptive_spider"), ("spider", "focused"), ("start_urls", url)])
     scrapyd.wait_for_job("adaptive_spider", scheduled["jobid"])
     output = job_output(scrapyd, scheduled["jobid"])
@@ -165,9 +163,7 @@ def test_a_job_without_a_query_fails_with_a_one_line_reason(project_copy, scrapy
 def test_a_scrapyd_job_chooses_a_profile_by_its_addon(project_copy, scrapyd, small_site):
     # One setting= field, ADDONS as JSON: the job runs the polite profile's add-on instead of the default's.
     _, url = small_site
-    add_deploy_target(project_copy, scrapyd.url)
-    if "adaptive_spider" not in scrapyd.get_json("listprojects.json")["projects"]:
-        subprocess.run([scrapyd.venv / "bin" / "scrapyd-deploy", "test"], cwd=project_copy, check=True, capture_output=True, env=clean_env())
+    deploy(project_copy, scrapyd)
     scheduled = scrapyd.post(
         "schedule.json",
         [
