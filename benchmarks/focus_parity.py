@@ -277,6 +277,58 @@ def _cell(value) -> str:
     return str(value)
 
 
+def parse_costs(web, pages: int = 300) -> dict[str, float]:
+    """CPU milliseconds per page of each spider's own link handling and of the middleware's,
+    on the first ``pages`` HTML pages a breadth-first walk from the hub reaches (no crawl):
+    where the pages/s of a project's spider goes that the add-on cannot save."""
+    from scrapy.http import HtmlResponse, Request
+    from scrapy.utils.test import get_crawler
+
+    from adaptive_spider.crawl.spidermiddlewares import RelevanceMiddleware
+    from benchmarks.webbench.linkgraph import crawl as breadth_first
+
+    urls = list(breadth_first(web, "http://hub.test/", max_fetches=pages * 2).pages)[:pages]
+    bodies = [(url, web.get(url).body) for url in urls]
+    extractor = LinkExtractor()
+
+    def plain(response):  # PlainSpider.parse's links
+        return [response.follow(link) for link in extractor.extract_links(response)]
+
+    def focused(middleware):
+        def parse(response):  # FocusedSpider.parse's links
+            return [Request(link.url) for link in middleware.state.links_of(response).followable]
+
+        return parse
+
+    def cpu_ms(step) -> float:
+        responses = [HtmlResponse(url, body=body, encoding="utf-8", request=Request(url)) for url, body in bodies]
+        for response in responses:
+            _ = response.selector  # parsed before the clock: every spider shares that parse
+        started = time.process_time()
+        for response in responses:
+            step(response)
+        return round(1000 * (time.process_time() - started) / len(responses), 2)
+
+    def middleware() -> RelevanceMiddleware:
+        return RelevanceMiddleware.from_crawler(get_crawler(settings_dict={"ADAPTIVE_QUERY": "python asyncio"}))
+
+    def through(middleware, spider_links):
+        def step(response):
+            middleware.process_spider_input(response)
+            list(middleware.process_spider_output(response, spider_links(response)))
+
+        return step
+
+    plain_mw, focused_mw = middleware(), middleware()
+    return {
+        "pages": len(bodies),
+        "plain_spider_links_ms": cpu_ms(plain),
+        "focused_spider_links_ms": cpu_ms(focused(middleware())),
+        "plain_spider_and_middleware_ms": cpu_ms(through(plain_mw, plain)),
+        "focused_spider_and_middleware_ms": cpu_ms(through(focused_mw, focused(focused_mw))),
+    }
+
+
 def build_parser() -> argparse.ArgumentParser:
     shared = shared_webbench()
     parser = argparse.ArgumentParser(prog="python benchmarks/focus_parity.py", description=__doc__.split("\n\n")[0])
@@ -292,6 +344,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", default=str(DEFAULT_OUT), help=f"results JSON (default {DEFAULT_OUT.relative_to(PROJECT)})"
     )
     parser.add_argument("--no-warmup", action="store_true", help="skip the server's and each spider's warm-up")
+    parser.add_argument(
+        "--parse-cost", action="store_true",
+        help="no crawls: CPU ms per page of each spider's link handling and of the middleware (300 pages)",
+    )  # fmt: skip
     parser.add_argument(
         "--progress-interval", type=float, default=5.0, help="seconds between progress lines off a terminal"
     )
@@ -313,6 +369,9 @@ def main(argv: list[str] | None = None) -> int:
             raise BadInput("--topics: no topics file given and ../shared/webbench/topics-dev.json not found")
         topics = load_topics(args.topics, [t.strip() for t in args.topic.split(",")] if args.topic else None)
         web = OfflineWeb()
+        if args.parse_cost:
+            print(json.dumps(parse_costs(web), indent=1))
+            return 0
         labeler = Labeler(web)
         print(f"labels: walking the link graph from the seeds of {len(topics)} topic(s)", file=sys.stderr)
         labels = compute_labels(labeler, topics, None, args.topics)
@@ -326,6 +385,12 @@ def main(argv: list[str] | None = None) -> int:
     options = CrawlOptions(budget=args.budget, seed=args.seed, order="free")
     progress = Progress(len(topics) * len(configs) * args.repeat, args.budget, interval=args.progress_interval)
     session = Session(topics, labels, configs, options, args.repeat, hosts, progress, warmup=not args.no_warmup)
+    # The commit as measured: read before the crawls, not after (edits during a long run).
+    meta = run_metadata(
+        argparse.Namespace(topics=args.topics, folder=None, budget=args.budget, seed=args.seed, repeat=args.repeat,
+                           order="free", window=0, set=[], replay=""),
+        configs, argv,
+    )  # fmt: skip
     began = time.perf_counter()
     with start_server(argparse.Namespace(folder=None, host=None)) as proxy:
         if session.warmup:
@@ -333,11 +398,6 @@ def main(argv: list[str] | None = None) -> int:
         _use_proxy(proxy)
         run_reactor(session)
     summary = summarize(session)
-    meta = run_metadata(
-        argparse.Namespace(topics=args.topics, folder=None, budget=args.budget, seed=args.seed, repeat=args.repeat,
-                           order="free", window=0, set=[], replay=""),
-        configs, argv,
-    )  # fmt: skip
     meta["command"] = "python benchmarks/focus_parity.py " + " ".join(shlex.quote(a) for a in argv)
     meta.update(seconds=round(time.perf_counter() - began, 1), interrupted=session.interrupted, allowed_domains=hosts)
     meta["targets"] = {"n90_vs_focused_at_most": N90_TARGET, "speed_vs_focused_at_least": SPEED_TARGET}
