@@ -381,7 +381,9 @@ def main(argv: list[str] | None = None) -> int:
     hosts = sorted({site.host for site in web.sites} | {"hub.test"})
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    _log_to_file(out.with_suffix(".log"))
+    log = PROJECT / "benchmarks" / "out" / "focus_parity.log"  # Scrapy's warnings; not a result
+    log.parent.mkdir(parents=True, exist_ok=True)
+    _log_to_file(log)
     options = CrawlOptions(budget=args.budget, seed=args.seed, order="free")
     progress = Progress(len(topics) * len(configs) * args.repeat, args.budget, interval=args.progress_interval)
     session = Session(topics, labels, configs, options, args.repeat, hosts, progress, warmup=not args.no_warmup)
