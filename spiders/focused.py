@@ -9,9 +9,11 @@ the crawl runs, as scrapy-redis' RedisSpider; or ADAPTIVE_REDIS_START_URLS_KEY; 
 ``allowed_domains`` (comma-separated) and ``template`` (an extraction template,
 see docs/extraction.md). The spider yields a
 :class:`~adaptive_spider.items.PageItem` for every HTML page and follows every
-link with its anchor text in ``request.meta["link_text"]`` (with a template:
-yields the template's documents too and follows only its links); the order of
-the crawl is the scheduler's decision, not the spider's.
+link of the page (with a template: yields the template's documents too and
+follows only its links); the order of the crawl is the scheduler's decision, not
+the spider's. A link's evidence (anchor text, context, the page it was found on)
+is the RelevanceMiddleware's, as for any spider: it reads the same parse of the
+page's links (``CrawlState.links_of``) that the spider follows them from.
 """
 
 from __future__ import annotations
@@ -20,12 +22,11 @@ from datetime import datetime, timezone
 
 import scrapy
 
-from adaptive_spider.settings.config import ConfigError, parse_list
+from adaptive_spider.crawl.state import CrawlState
 from adaptive_spider.extract import Template
 from adaptive_spider.items import PageItem
-from adaptive_spider.relevance.links import extract_links
 from adaptive_spider.relevance.pagetext import is_html
-from adaptive_spider.crawl.state import CrawlState
+from adaptive_spider.settings.config import ConfigError, parse_list
 from adaptive_spider.sufficiency.pages import RELEVANCE_DIGITS
 
 URL_SCHEMES = ("http://", "https://", "file://", "data:")
@@ -123,9 +124,8 @@ class FocusedSpider(scrapy.Spider):
             for link in self.template.links(response):
                 yield response.follow(link, callback=self.parse, meta={**meta, "link_text": link.text})
             return
-        for link in extract_links(response):
-            meta = {"link_text": link.text, "link_context": link.context}
-            yield scrapy.Request(link.url, callback=self.parse, meta=meta)
+        for link in CrawlState.of(self.crawler).links_of(response).followable:
+            yield scrapy.Request(link.url, callback=self.parse)
 
     def page_item(self, response) -> PageItem:
         analysis = CrawlState.of(self.crawler).analyze(response)

@@ -1,13 +1,25 @@
-"""RelevanceMiddleware: every page's relevance, and the context of every link.
+"""RelevanceMiddleware: every page's relevance, and the evidence of every link.
 
 Before a response reaches the spider, the middleware scores the page against
 the query (:meth:`CrawlState.analyze <adaptive_spider.crawl.state.CrawlState.analyze>`);
 that score is the reward of the request that fetched it. On the way out, it
-gives every request the spider yields the context the frontier needs: the page
-it was found on (``request.meta["adaptive_parent"]``) and, when the spider did
-not set it, the anchor text of the link (``request.meta["link_text"]``, the key
-Scrapy's CrawlSpider uses). So any spider — not only ``focused`` — gets a
-focused crawl.
+gives every request the spider yields the evidence the frontier ranks it by,
+whatever the spider: the page it was found on (``request.meta["adaptive_parent"]``,
+whose relevance is the link's parent score) and, from the page's own link to the
+request's URL, its anchor text (``request.meta["link_text"]``, the key Scrapy's
+CrawlSpider uses) and its context, the headings and list label it sits under
+(``request.meta["link_context"]``). A value the spider set itself is kept. The
+page's links are parsed once per response (:meth:`CrawlState.links_of
+<adaptive_spider.crawl.state.CrawlState.links_of>`), the parse the ``focused``
+spider follows links from: a plain ``scrapy.Spider`` with a ``LinkExtractor`` or a
+``CrawlSpider`` gets the ranking ``scrapy crawl focused`` gets.
+
+A spider that follows every ``<a>`` of a page also yields the page itself
+(``#section`` links) and the same URL once per fragment. The dupefilter would
+drop those repeats; the middleware drops them first (GET requests without a body
+that may be filtered, when the dupefilter and the request fingerprinter are
+Scrapy's, which fingerprint a URL without its fragment), so they cost no further
+middleware, scheduler or link evidence. Stat: ``adaptive/links/same_page_repeats``.
 
 Enable it below Scrapy's DepthMiddleware (the add-on uses 800) so the depth of
 outgoing requests is set before it runs, and after HttpErrorMiddleware so that
@@ -16,10 +28,13 @@ only successful responses are scored.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import Request
+from scrapy.dupefilters import RFPDupeFilter
+from scrapy.utils.misc import load_object
+from scrapy.utils.request import RequestFingerprinter
 
 from adaptive_spider.crawl.state import PARENT_KEY, CrawlState
 from adaptive_spider.relevance.pagetext import is_html
@@ -29,16 +44,22 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response, TextResponse
 
+#: What PageOutputs.complete returns for a request it drops.
+DROPPED = object()
+REPEATS_STAT = "links/same_page_repeats"
+
 
 class RelevanceMiddleware:
-    """Spider middleware that scores pages (rewards) and annotates outgoing links."""
+    """Spider middleware that scores pages (rewards) and gives outgoing links their evidence."""
 
-    def __init__(self, state: CrawlState) -> None:
+    def __init__(self, state: CrawlState, drop_repeats: bool = True) -> None:
         self.state = state
+        #: Drop a page's requests for itself and for a URL it already yielded (see the module).
+        self.drop_repeats = drop_repeats
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RelevanceMiddleware:
-        return cls(CrawlState.of(crawler))
+        return cls(CrawlState.of(crawler), drop_repeats=fragment_blind_filter(crawler))
 
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
         if is_html(response):
@@ -49,44 +70,81 @@ class RelevanceMiddleware:
     def process_spider_output(
         self, response: Response, result: Iterable[Any], spider: Spider | None = None
     ) -> Iterable[Any]:
-        annotate = self._annotator(response)
-        for output in result:
-            yield annotate(output)
+        outputs = PageOutputs(self.state, response, self.drop_repeats)
+        try:
+            for output in result:
+                output = outputs.complete(output)
+                if output is not DROPPED:
+                    yield output
+        finally:
+            outputs.close()
 
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
     ) -> AsyncIterator[Any]:
-        annotate = self._annotator(response)
-        async for output in result:
-            yield annotate(output)
+        outputs = PageOutputs(self.state, response, self.drop_repeats)
+        try:
+            async for output in result:
+                output = outputs.complete(output)
+                if output is not DROPPED:
+                    yield output
+        finally:
+            outputs.close()
 
-    def _annotator(self, response: Response) -> Callable[[Any], Any]:
-        page_id = self.state.page_id_of(response)
-        anchors: dict[str, str] | None = None
 
-        def annotate(output: Any) -> Any:
-            nonlocal anchors
-            if not isinstance(output, Request):
-                return output
-            if page_id >= 0:
-                output.meta.setdefault(PARENT_KEY, page_id)
-            if "link_text" not in output.meta and is_html(response):
-                if anchors is None:
-                    anchors = anchor_texts(cast("TextResponse", response))  # is_html: it has a selector
-                output.meta["link_text"] = anchors.get(output.url, "")
+class PageOutputs:
+    """Completes the requests that the callback of one response yields (see the module)."""
+
+    __slots__ = ("state", "page_id", "links", "yielded", "dropped")
+
+    def __init__(self, state: CrawlState, response: Response, drop_repeats: bool) -> None:
+        self.state = state
+        self.page_id = state.page_id_of(response)
+        html = is_html(response)
+        #: The page's links (None: not an HTML page), parsed once per response.
+        self.links = state.links_of(cast("TextResponse", response)) if html else None  # HTML: it has a selector
+        #: URLs (without fragment) yielded from the page so far, the page's own first.
+        self.yielded = {self.links.url} if self.links is not None and drop_repeats else None
+        self.dropped = 0
+
+    def complete(self, output: Any) -> Any:
+        """``output`` with its link evidence, or DROPPED for a repeat of the page's requests."""
+        if not isinstance(output, Request):
             return output
+        meta = output.meta
+        if self.page_id >= 0:
+            meta.setdefault(PARENT_KEY, self.page_id)
+        links = self.links
+        if links is None:
+            return output
+        url = output.url
+        if "#" in url:
+            url = url.split("#", 1)[0]
+        yielded = self.yielded
+        if yielded is not None and not output.dont_filter and output.method == "GET" and not output.body:
+            if url in yielded:
+                self.dropped += 1
+                return DROPPED
+            yielded.add(url)
+        link = links.find(url)
+        if "link_text" not in meta:
+            meta["link_text"] = link.text if link is not None else ""
+        if link is not None and link.context and "link_context" not in meta:
+            meta["link_context"] = link.context
+        return output
 
-        return annotate
+    def close(self) -> None:
+        if self.dropped:
+            self.state.inc_stat(REPEATS_STAT, self.dropped)
 
 
-def anchor_texts(response: TextResponse) -> dict[str, str]:
-    """Absolute URL -> anchor text of the page's links (first anchor wins)."""
-    texts: dict[str, str] = {}
-    for element in response.selector.root.iter("a"):
-        href = element.get("href")
-        if not href:
-            continue
-        url = response.urljoin(href.strip()).split("#", 1)[0]
-        if url not in texts:
-            texts[url] = " ".join(" ".join(element.itertext()).split())
-    return texts
+def fragment_blind_filter(crawler: Crawler) -> bool:
+    """Whether the crawl's dupefilter takes two GET requests whose URLs differ only in
+    their fragment for the same request: Scrapy's RFPDupeFilter (or scrapy-redis') with
+    Scrapy's request fingerprinter."""
+    dupefilter = load_object(crawler.settings["DUPEFILTER_CLASS"])
+    fingerprinter = load_object(crawler.settings["REQUEST_FINGERPRINTER_CLASS"])
+    known = isinstance(dupefilter, type) and (
+        issubclass(dupefilter, RFPDupeFilter) or dupefilter.__module__ == "scrapy_redis.dupefilter"
+    )
+    return known and fingerprinter is RequestFingerprinter

@@ -29,7 +29,11 @@ from scrapy.utils.httpobj import urlparse_cached
 from adaptive_spider.frontier.domains import DomainProfiles
 from adaptive_spider.frontier.linkevidence import PARENT_KEY, link_context, parent_page  # noqa: F401 (PARENT_KEY: also here)
 from adaptive_spider.frontier.pagelog import PageLog
+<<<<<<< HEAD
 from adaptive_spider.relevance.base import PageRelevance, checked_score
+=======
+from adaptive_spider.relevance.links import PageLinks
+>>>>>>> parity
 from adaptive_spider.relevance.pagetext import PageFields, content_sha1, page_fields
 from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer, link_preview_text
 from adaptive_spider.settings.components import build, load_class
@@ -41,7 +45,7 @@ if TYPE_CHECKING:
     import numpy as np
     from scrapy import Request
     from scrapy.crawler import Crawler
-    from scrapy.http import Response
+    from scrapy.http import Response, TextResponse
     from scrapy.statscollectors import StatsCollector
 
     from adaptive_spider.frontier.frontier import Frontier
@@ -128,6 +132,7 @@ class CrawlState:
         self.n_relevant = 0
         self.n_fetched = 0
         self._analyses: WeakKeyDictionary[Response, PageAnalysis] = WeakKeyDictionary()
+        self._links: WeakKeyDictionary[Response, PageLinks] = WeakKeyDictionary()
         self._page_listeners: list[PageListener] = []
         # A link context's query terms (scored with the current statistics on each read).
         self._context_terms = functools.lru_cache(maxsize=CONTEXT_MEMO_SIZE)(self._terms_of_context)
@@ -234,6 +239,15 @@ class CrawlState:
         )
 
     # -- links -------------------------------------------------------------------------
+    def links_of(self, response: TextResponse) -> PageLinks:
+        """The links of an HTML response with their anchor text and context, parsed once
+        however many components ask (the spider that follows them, the RelevanceMiddleware
+        that gives any spider's requests their evidence)."""
+        links = self._links.get(response)
+        if links is None:
+            links = self._links[response] = PageLinks.of(response)
+        return links
+
     def context_similarity(self, context: str) -> float:
         """The scorer's link similarity of a link's context text (no URL), the query terms
         of the text remembered: a page's links share a few contexts."""

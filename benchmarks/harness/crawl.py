@@ -169,8 +169,15 @@ async def run_crawl(
 
     ``on_crawler(crawler)`` is called before the crawl starts (to stop it from outside).
     """
+<<<<<<< HEAD
     crawler = CrawlerRunner(crawl_settings(strategy, options.for_topic(topic.id))).create_crawler(FocusedSpider)
     return await _crawl(crawler, Run(topic.id, strategy), options.budget, topic.spider_arguments(), on_fetch, on_crawler)
+=======
+    crawler = CrawlerRunner(crawl_settings(strategy, options)).create_crawler(FocusedSpider)
+    return await crawl_to_budget(
+        crawler, Run(topic.id, strategy), options.budget, topic.spider_arguments(), on_fetch, on_crawler
+    )
+>>>>>>> parity
 
 
 async def replay_crawl(
@@ -186,10 +193,11 @@ async def replay_crawl(
     """
     crawler = CrawlerRunner(crawl_settings(STOCK, options.for_topic(topic.id))).create_crawler(ReplaySpider)
     arguments = {"query": topic.query, "start_urls": topic.seeds[0], "urls": urls}
-    return await _crawl(crawler, Run(topic.id, f"{STOCK}-replay"), len(urls), arguments, on_fetch, on_crawler)
+    return await crawl_to_budget(crawler, Run(topic.id, f"{STOCK}-replay"), len(urls), arguments, on_fetch, on_crawler)
 
 
-async def _crawl(crawler, run: Run, budget: int, arguments: dict, on_fetch, on_crawler) -> Run:
+async def crawl_to_budget(crawler, run: Run, budget: int, arguments: dict, on_fetch=None, on_crawler=None) -> Run:
+    """Run ``crawler`` (spider ``arguments``) until ``budget`` fetches or its end; ``run`` records them."""
     recorder = FetchRecorder(crawler, run, budget, on_fetch)
     if on_crawler is not None:
         on_crawler(crawler)

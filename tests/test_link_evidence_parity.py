@@ -1,0 +1,289 @@
+"""Focus parity: any spider's links get the evidence the ``focused`` spider's get.
+
+A small site on 127.0.0.1 whose pages put links under headings and in nested lists,
+link to themselves (``#section``), to the same page under several fragments, to a
+source file and to a URL that Scrapy percent-encodes. It is crawled to its end by
+``focused``, by a plain ``scrapy.Spider`` (``LinkExtractor`` + ``response.follow``)
+and by a ``CrawlSpider`` (one ``Rule``), the last two with nothing but the add-on
+and ``ADAPTIVE_QUERY``. Every request that reaches the scheduler is recorded with
+its evidence (``link_text``, ``link_context``, the page it was found on).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import scrapy
+from scrapy import Request, signals
+from scrapy.crawler import CrawlerRunner
+from scrapy.http import HtmlResponse
+from scrapy.linkextractors import LinkExtractor
+from scrapy.settings import Settings
+from scrapy.spiders import CrawlSpider, Rule
+from scrapy.utils.test import get_crawler
+
+from adaptive_spider.crawl.spidermiddlewares import REPEATS_STAT, RelevanceMiddleware
+from adaptive_spider.crawl.state import PARENT_KEY, CrawlState
+from adaptive_spider.demo.site import DemoSite, serve
+from adaptive_spider.relevance.links import PageLinks
+from spiders.focused import FocusedSpider
+from tests.conftest import TEST_SETTINGS, crawl_test, project_settings
+
+QUERY = "astronomy telescopes planets and galaxies"
+ADDON = {"adaptive_spider.addon.AdaptiveAddon": 0}
+
+
+def _page(title: str, body: str) -> str:
+    return f"<html><head><title>{title}</title></head><body><h1>{title}</h1>{body}</body></html>"
+
+
+PAGES = {
+    "/": _page(
+        "Star guides",
+        """<p><a href="#top">Top</a> <a href="/">Home</a> <a href="./">Here</a></p>
+        <h2>Observing guides</h2>
+        <ul>
+          <li><a href="/telescopes.html">Telescopes</a>
+            <ul>
+              <li><a href="/telescopes.html#mirrors">Mirrors</a></li>
+              <li><a href="/lenses.html">Lenses</a></li>
+            </ul>
+          </li>
+          <li><a href="/planets.html"><code>planets</code> overview</a></li>
+        </ul>
+        <h3>Reference</h3>
+        <p><a href="/_sources/telescopes.rst.txt">Show source</a>
+           <a href="/caf%C3%A9 page.html">Café of the stars</a>
+           <a href="/galaxies.html?x=1#frag">Galaxies</a></p>
+        <h2>Elsewhere</h2>
+        <p><a href="/cooking.html">Cooking</a></p>""",
+    ),
+    "/telescopes.html": _page(
+        "Telescopes",
+        """<h2>Mirrors</h2><p id="mirrors">Reflecting telescopes gather light with mirrors.
+        <a href="#mirrors">this section</a> <a href="/lenses.html">Lenses</a>
+        <a href="/lenses.html#chromatic">chromatic aberration</a></p>
+        <h2>See also</h2><ul><li><a href="/planets.html">Planets</a></li><li><a href="/">Guides</a></li></ul>""",
+    ),
+    "/lenses.html": _page(
+        "Lenses", '<h2>Refractors</h2><p>Refracting telescopes. <a href="/telescopes.html">Back</a></p>'
+    ),
+    "/planets.html": _page(
+        "Planets",
+        """<h2>Solar system</h2><ol><li><a href="/planets/mars.html">Mars</a></li>
+        <li><a href="/galaxies.html?x=1">Beyond: galaxies</a></li></ol>""",
+    ),
+    "/planets/mars.html": _page("Mars", '<p>The red planet. <a href="../planets.html">Planets</a></p>'),
+    "/galaxies.html": _page("Galaxies", '<h2>Spirals</h2><p><a href="/">Guides</a></p>'),
+    "/caf%C3%A9%20page.html": _page("Café", '<p>Stars over coffee. <a href="/cooking.html">Cooking</a></p>'),
+    "/cooking.html": _page("Cooking", "<p>Bread and soup.</p>"),
+}
+SOURCE = ("/_sources/telescopes.rst.txt", (200, "text/plain", b"Telescopes\n=========="))
+
+
+@pytest.fixture(scope="module")
+def link_site():
+    site = DemoSite(seed=0, hubs_per_topic=1, articles_per_hub=1)
+    site.pages = dict(PAGES)
+    site.extra = dict([SOURCE])
+    server, url = serve(site)
+    yield url
+    server.shutdown()
+
+
+class PlainSpider(scrapy.Spider):
+    """A project's spider as written without adaptive_spider."""
+
+    name = "plain"
+
+    def __init__(self, url: str = "", **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [url]
+        self.allowed_domains = ["127.0.0.1"]
+
+    def parse(self, response):
+        yield {"url": response.url}
+        if isinstance(response, HtmlResponse):
+            for link in LinkExtractor().extract_links(response):
+                yield response.follow(link, callback=self.parse)
+
+
+class RuleSpider(CrawlSpider):
+    """A project's CrawlSpider as written without adaptive_spider."""
+
+    name = "rules"
+    rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
+
+    def __init__(self, url: str = "", **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [url]
+        self.allowed_domains = ["127.0.0.1"]
+
+    def parse_page(self, response):
+        yield {"url": response.url}
+
+
+def plain_project_settings() -> Settings:
+    """A plain project's settings with the focused crawl dropped in: the add-on and the query."""
+    return Settings({**TEST_SETTINGS, "ADDONS": ADDON, "ADAPTIVE_QUERY": QUERY})
+
+
+class Evidence:
+    """Every request the scheduler is offered in one crawl, by (page it was found on, URL).
+
+    A page may be fetched twice (a start request is not filtered, a link back to it is
+    not a duplicate then): its evidence is kept as a set.
+    """
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+        self.page_urls: dict[int, str] = {}  # page log id -> URL
+        self.links: dict[tuple[str, str], set[tuple[str, str, str]]] = {}
+        self.per_response: dict[tuple[int, str], int] = {}  # (page log id, URL) -> requests
+        crawler.signals.connect(self._opened, signals.spider_opened)
+        crawler.signals.connect(self._scheduled, signals.request_scheduled)
+
+    def _opened(self, spider):
+        CrawlState.of(self.crawler).on_page(self._page)
+
+    def _page(self, analysis):
+        self.page_urls[analysis.page_id] = analysis.fields.url
+
+    def _scheduled(self, request, spider):
+        parent = request.meta.get(PARENT_KEY)
+        if parent is None:
+            return  # a start request
+        page = self.page_urls[parent]
+        referer = request.headers.get("Referer", b"").decode()
+        assert referer == page, (request.url, referer, page)  # the parent is the page the link is on
+        evidence = (request.meta.get("link_text"), request.meta.get("link_context", ""), page)
+        self.links.setdefault((page, request.url), set()).add(evidence)
+        key = (parent, request.url)
+        self.per_response[key] = self.per_response.get(key, 0) + 1
+
+    def words(self) -> dict[tuple[str, str], tuple]:
+        """The evidence with anchor texts as word lists (Scrapy's CrawlSpider keeps an
+        anchor's whitespace and runs ``<code>planets</code> overview`` together)."""
+        return {
+            key: {(tuple(_words(text)), context, page) for text, context, page in evidence}
+            for key, evidence in self.links.items()
+        }
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text)
+
+
+async def crawl_evidence(spidercls, settings: Settings, **kwargs) -> Evidence:
+    crawler = CrawlerRunner(settings).create_crawler(spidercls)
+    evidence = Evidence(crawler)
+    await crawler.crawl_async(**kwargs)
+    return evidence
+
+
+@crawl_test
+async def test_any_spider_links_carry_the_focused_spiders_evidence(link_site):
+    focused = await crawl_evidence(FocusedSpider, project_settings(), query=QUERY, start_urls=link_site)
+    plain = await crawl_evidence(PlainSpider, plain_project_settings(), url=link_site)
+    rules = await crawl_evidence(RuleSpider, plain_project_settings(), url=link_site)
+    base = link_site.rstrip("/")
+    reference = focused.links
+    # The focused spider's evidence, as the page says it.
+    assert reference[(f"{base}/", f"{base}/lenses.html")] == {("Lenses", "Observing guides Telescopes", f"{base}/")}
+    assert reference[(f"{base}/", f"{base}/caf%C3%A9%20page.html")] == {
+        ("Café of the stars", "Observing guides Reference", f"{base}/")
+    }
+    assert {context for _, context, _ in reference[(f"{base}/telescopes.html", f"{base}/planets.html")]} == {"See also"}
+    assert len(set(reference)) >= 12
+    for name, crawl in (("plain", plain), ("crawlspider", rules)):
+        # Every link the focused spider followed, the other spider yielded with the same evidence:
+        # anchor text, context and page (the page's score is the page log's, by that page id).
+        evidence = crawl.words()
+        for key, expected in focused.words().items():
+            assert evidence.get(key) == expected, (name, key)
+        # and once per page: its own page (#top, ./) and a second fragment of a URL went no further.
+        assert set(crawl.per_response.values()) == {1}, name
+        assert crawl.crawler.stats.get_value(f"adaptive/{REPEATS_STAT}") >= 5, name
+        # A source file the focused spider skips still gets its anchor and context.
+        assert crawl.links[(f"{base}/", f"{base}/_sources/telescopes.rst.txt")] == {
+            ("Show source", "Observing guides Reference", f"{base}/")
+        }
+
+
+@crawl_test
+async def test_a_page_links_are_parsed_once_per_response(link_site, monkeypatch):
+    parsed: list[str] = []
+    original = PageLinks.of.__func__
+
+    def counting(cls, response):
+        parsed.append(response.url)
+        return original(cls, response)
+
+    monkeypatch.setattr(PageLinks, "of", classmethod(counting))
+    for spidercls, settings, kwargs in (
+        (FocusedSpider, project_settings(), {"query": QUERY, "start_urls": link_site}),
+        (PlainSpider, plain_project_settings(), {"url": link_site}),
+    ):
+        parsed.clear()
+        evidence = await crawl_evidence(spidercls, settings, **kwargs)
+        assert sorted(parsed) == sorted(evidence.page_urls.values())  # one parse per HTML page
+
+
+def _response(url: str, body: str) -> HtmlResponse:
+    return HtmlResponse(url, body=body.encode(), encoding="utf-8", request=Request(url))
+
+
+def _middleware(**settings) -> RelevanceMiddleware:
+    crawler = get_crawler(settings_dict={"ADAPTIVE_QUERY": QUERY, **settings})
+    return RelevanceMiddleware.from_crawler(crawler)
+
+
+def test_repeats_of_a_page_are_dropped_only_where_the_dupefilter_would_drop_them():
+    middleware = _middleware()
+    page = "http://a.test/docs/index.html"
+    response = _response(page, _page("Docs", '<h2>Guide</h2><a href="intro.html">Intro</a> <a href="#x">x</a>'))
+    middleware.process_spider_input(response)
+    outputs = [
+        Request(page + "#x"),  # the page itself
+        Request("http://a.test/docs/intro.html#a"),
+        Request("http://a.test/docs/intro.html#b"),  # a repeat
+        Request("http://a.test/docs/intro.html", dont_filter=True),  # the spider wants it again
+        Request("http://a.test/docs/intro.html", method="POST", body=b"q=1"),  # another request
+        Request("http://a.test/docs/intro.html", meta={"link_text": "mine"}, callback=print),
+        {"url": page},
+    ]
+    kept = list(middleware.process_spider_output(response, outputs))
+    assert kept == [outputs[1], outputs[3], outputs[4], outputs[6]]
+    intro = outputs[1].meta
+    assert (intro["link_text"], intro["link_context"], intro[PARENT_KEY]) == ("Intro", "Guide", 0)
+    assert outputs[3].meta["link_text"] == "Intro"
+
+    # A dupefilter that does not filter, or another fingerprinter: every request goes on.
+    for settings in ({"DUPEFILTER_CLASS": "scrapy.dupefilters.BaseDupeFilter"},
+                     {"REQUEST_FINGERPRINTER_CLASS": "tests.test_link_evidence_parity.Fingerprinter"}):  # fmt: skip
+        middleware = _middleware(**settings)
+        assert not middleware.drop_repeats
+        assert len(list(middleware.process_spider_output(response, [Request(page), Request(page + "#y")]))) == 2
+
+
+class Fingerprinter:
+    """A request fingerprinter of a project's own."""
+
+    def fingerprint(self, request) -> bytes:
+        return request.url.encode()
+
+
+def test_a_spiders_own_link_text_is_kept_and_the_context_added():
+    middleware = _middleware()
+    page = "http://a.test/"
+    body = '<h2>Planets</h2><ul><li><a href="/mars.html">Mars</a></li></ul><a href="/caf%C3%A9 x.html">Café</a>'
+    response = _response(page, _page("Home", body))
+    middleware.process_spider_input(response)
+    ours = Request("http://a.test/mars.html", meta={"link_text": "the red planet"})
+    safe = response.follow("/caf%C3%A9 x.html")  # percent-encoded by Request
+    elsewhere = Request("http://b.test/")  # not a link of the page
+    list(middleware.process_spider_output(response, [ours, safe, elsewhere]))
+    assert (ours.meta["link_text"], ours.meta["link_context"]) == ("the red planet", "Planets")
+    assert safe.url == "http://a.test/caf%C3%A9%20x.html" and safe.meta["link_text"] == "Café"
+    assert elsewhere.meta["link_text"] == "" and "link_context" not in elsewhere.meta
