@@ -29,11 +29,8 @@ from scrapy.utils.httpobj import urlparse_cached
 from adaptive_spider.frontier.domains import DomainProfiles
 from adaptive_spider.frontier.linkevidence import PARENT_KEY, link_context, parent_page  # noqa: F401 (PARENT_KEY: also here)
 from adaptive_spider.frontier.pagelog import PageLog
-<<<<<<< HEAD
 from adaptive_spider.relevance.base import PageRelevance, checked_score
-=======
 from adaptive_spider.relevance.links import PageLinks
->>>>>>> parity
 from adaptive_spider.relevance.pagetext import PageFields, content_sha1, page_fields
 from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer, link_preview_text
 from adaptive_spider.settings.components import build, load_class

@@ -169,15 +169,10 @@ async def run_crawl(
 
     ``on_crawler(crawler)`` is called before the crawl starts (to stop it from outside).
     """
-<<<<<<< HEAD
     crawler = CrawlerRunner(crawl_settings(strategy, options.for_topic(topic.id))).create_crawler(FocusedSpider)
-    return await _crawl(crawler, Run(topic.id, strategy), options.budget, topic.spider_arguments(), on_fetch, on_crawler)
-=======
-    crawler = CrawlerRunner(crawl_settings(strategy, options)).create_crawler(FocusedSpider)
     return await crawl_to_budget(
         crawler, Run(topic.id, strategy), options.budget, topic.spider_arguments(), on_fetch, on_crawler
     )
->>>>>>> parity
 
 
 async def replay_crawl(
