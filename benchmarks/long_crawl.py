@@ -305,6 +305,8 @@ def flatness(series: list[dict]) -> dict:
         slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, rss)) / var if var else 0.0
         result["plateau_pages"] = xs[-1] - xs[0]
         result["plateau_rss_slope_mb_per_1000_pages"] = round(slope * 1000 / 2**20, 2)
+        # What the crawl must remember grows meanwhile: every URL it has seen (dupefilter, page log).
+        result["plateau_seen_growth"] = window[-1].get("seen", 0) - window[0].get("seen", 0)
     # The same for the whole last run, for comparison.
     xs = [s["responses"] for s in last]
     ys = [s["rss"] for s in last]
@@ -315,6 +317,24 @@ def flatness(series: list[dict]) -> dict:
             sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / var * 1000 / 2**20, 2
         )
     return result
+
+
+def beyond_state(flat: dict, state: dict) -> dict:
+    """Adds to the plateau's RSS growth the growth of the state the crawl must keep (its seen
+    URLs times the whole state's bytes per seen URL, measured on the final JOBDIR), and what
+    is left beyond it per 1,000 pages: what flat resident memory means once the queue is full."""
+    per_seen = state.get("rss_bytes_per_seen_url")
+    pages = flat.get("plateau_pages")
+    if not per_seen or not pages or "plateau_seen_growth" not in flat:
+        return flat
+    state_growth = flat["plateau_seen_growth"] * per_seen / 2**20
+    rss_growth = flat["plateau_rss_last_mb"] - flat["plateau_rss_first_mb"]
+    return {
+        **flat,
+        "plateau_state_growth_mb": round(state_growth, 1),
+        "plateau_rss_growth_mb": round(rss_growth, 1),
+        "plateau_beyond_state_mb_per_1000_pages": round((rss_growth - state_growth) / pages * 1000, 2),
+    }
 
 
 STATE_PROBE = r"""
@@ -518,7 +538,7 @@ def main(argv: list[str] | None = None) -> dict:
         "final_jobdir": {"queued": len(final_queued), "in_flight": len(final_in_flight)},
         **report,
         "crawl_rss": crawl_rss,
-        "rss_after_queue_stops_growing": flatness(series),
+        "rss_after_queue_stops_growing": beyond_state(flatness(series), state),
         "state_memory": state,
         "workdir": str(workdir),
         "memory_series": series,
@@ -567,6 +587,12 @@ def print_table(r: dict) -> None:
              f"(min {flat['plateau_rss_min_mb']}, max {flat['plateau_rss_max_mb']}, {flat['plateau_seconds']} s, "
              f"{flat.get('plateau_pages', 0)} pages, slope {flat.get('plateau_rss_slope_mb_per_1000_pages')} MB/1000 pages)"),
         ]  # fmt: skip
+        if "plateau_beyond_state_mb_per_1000_pages" in flat:
+            rows.append((
+                "  of it the state's growth (seen URLs) / beyond it",
+                f"{flat['plateau_state_growth_mb']} of {flat['plateau_rss_growth_mb']} MB / "
+                f"{flat['plateau_beyond_state_mb_per_1000_pages']} MB per 1000 pages",
+            ))  # fmt: skip
     state = r.get("state_memory", {})
     if "trace_bytes_per_queued_url" in state or "rss_bytes_per_queued_url" in state:
         rows += [
