@@ -474,8 +474,9 @@ class Frontier:
         x = np.asarray(x, dtype=np.float32)
         if link is None:  # a strategy of one's own keeps its signature
             self.strategy.observe(x, reward, page_key, leaf, prior)
-        else:
-            self.strategy.observe(x, reward, page_key, leaf, prior, link=np.asarray(link, dtype=np.int32))
+        else:  # only a strategy that gave its choices tokens gets them back (Tres.observe)
+            strategy: Any = self.strategy
+            strategy.observe(x, reward, page_key, leaf, prior, link=np.asarray(link, dtype=np.int32))
 
     def stats(self) -> dict:
         waiting = sum(len(entries) for entries in self.waiting.values())

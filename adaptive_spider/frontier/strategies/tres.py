@@ -18,7 +18,7 @@ import heapq
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -31,6 +31,14 @@ from adaptive_spider.frontier.strategies.base import (
     LearningStrategy,
     QueuedEntries,
 )
+
+
+class RankedEntries(Protocol):
+    """What a leaf pool reads of its entries: the value they are ranked by, and their arrival."""
+
+    def priors(self, entries: np.ndarray) -> np.ndarray: ...
+
+    def arrival_orders(self, entries: np.ndarray) -> np.ndarray: ...
 
 
 class BestLeafPool:
@@ -47,7 +55,7 @@ class BestLeafPool:
     arrival orders (the frontier, or its store).
     """
 
-    def __init__(self, entries_of: QueuedEntries, entries: Iterable[int] = ()) -> None:
+    def __init__(self, entries_of: RankedEntries, entries: Iterable[int] = ()) -> None:
         self.entries_of = entries_of
         self.head: list[int] = []
         self.heap: list[int] = []
@@ -114,7 +122,7 @@ _ORDER_BITS = 40
 _ENTRY_MASK = (1 << _ENTRY_BITS) - 1
 
 
-def pool_keys(entries_of: QueuedEntries, entries: np.ndarray) -> list[int]:
+def pool_keys(entries_of: RankedEntries, entries: np.ndarray) -> list[int]:
     """One integer per entry that sorts like ``(-prior, order, entry)``.
 
     The prior's float32 bits, mapped to an unsigned integer that sorts like the
@@ -140,7 +148,7 @@ _HEAD_MAX = 64
 class UniformLeafPool:
     """Entries of one leaf, sampled uniformly at random (the TRES paper's rule)."""
 
-    def __init__(self, entries_of: QueuedEntries | None, entries: Iterable[int] = ()) -> None:
+    def __init__(self, entries_of: RankedEntries | None, entries: Iterable[int] = ()) -> None:
         self.items = array("q", entries)
 
     def __len__(self) -> int:
@@ -226,7 +234,9 @@ class Tres(LearningStrategy):
         self.link_weight = float(getattr(config, "link_classifier", 0.0))
         self.reads_link_tokens = self.link_weight > 0
         self.links = LinkClassifier(learning_rate=getattr(config, "link_classifier_learning_rate", 0.3))
-        self.ranked = LinkRanked(frontier, self.links, self.link_weight) if self.reads_link_tokens else frontier
+        self.ranked: RankedEntries = (
+            LinkRanked(frontier, self.links, self.link_weight) if self.reads_link_tokens else frontier
+        )
         self.n_rekeyed_at = 0
         self.partition = LeafPartition(config.tree_max_leaves, config.tree_min_samples_leaf)
         self.agent = DoubleDQN(
