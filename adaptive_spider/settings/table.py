@@ -283,7 +283,7 @@ SECTIONS: tuple[Section, ...] = (
         (
             (
                 "ADAPTIVE_LINK_CLASSIFIER",
-                1.0,
+                0.5,
                 real(0.0, 10.0),
                 (
                     "Weight of the link classifier's lift in TRES' ranking: an online logistic regression over "
