@@ -303,6 +303,8 @@ class AdaptiveScheduler(BaseScheduler):
                 "round": self.frontier.round,
                 "features": features,
             }
+            if choice.tokens is not None:  # the link's hashed tokens: learned from with its reward
+                decision["link"] = choice.tokens.tolist()
             request.meta[DECISION_KEY] = decision
             if front:
                 self.ready.appendleft((request, decision))

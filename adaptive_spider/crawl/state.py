@@ -232,7 +232,12 @@ class CrawlState:
             return
         decision["rewarded"] = True
         self.frontier.observe(
-            decision["features"], reward, page_id, decision.get("leaf", -1), decision.get("prior", 0.0)
+            decision["features"],
+            reward,
+            page_id,
+            decision.get("leaf", -1),
+            decision.get("prior", 0.0),
+            link=decision.get("link"),
         )
 
     # -- links -------------------------------------------------------------------------

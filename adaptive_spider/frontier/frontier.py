@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from adaptive_spider.frontier.features import assemble
-from adaptive_spider.frontier.linkevidence import link_context
+from adaptive_spider.frontier.learn.linkclassifier import TOKEN_WIDTH, link_tokens
+from adaptive_spider.frontier.linkevidence import anchor_text, link_context
 from adaptive_spider.frontier.store import FrontierStore
 from adaptive_spider.frontier.strategies.base import Choice, Strategy
 from adaptive_spider.frontier.strategies.baselines import (
@@ -121,10 +122,11 @@ class Frontier:
         self.domains = domains
         self.pages = pages
         self.listener = listener
-        self.store = FrontierStore()
         self.rng = np.random.default_rng(config.seed)
         cls = strategy_class(config.strategy)
         self.strategy: Strategy = (build_strategy or _construct)(cls, self, config, self.rng)
+        # A link's hashed URL and anchor tokens are kept only for a strategy that reads them.
+        self.store = FrontierStore(token_width=TOKEN_WIDTH if self.strategy.reads_link_tokens else 0)
         self.tier_sizes: Counter = Counter()
         # Entries of slow domains, released when nothing faster is left.
         self.slow_deferred: deque = deque()
@@ -160,7 +162,8 @@ class Frontier:
         """Queue a request with its link's evidence; ``order`` keeps the place of an
         entry it replaces; returns its entry id."""
         group = self.pages.group_of(parent_id, link_context(request))
-        entry = self.store.add(request, static, domain_id, parent_id, prior, group, order)
+        tokens = link_tokens(request.url, anchor_text(request)) if self.strategy.reads_link_tokens else None
+        entry = self.store.add(request, static, domain_id, parent_id, prior, group, order, tokens)
         tier = int(request.priority)
         self.tier_sizes[tier] += 1
         if self.listener is not None:  # first: the gain strategy reads the entry's link value
@@ -240,6 +243,10 @@ class Frontier:
         gain = getattr(self.listener, "gain", None)
         value = gain(entry) if gain is not None else None
         return float(self.store.prior[entry]) if value is None else value
+
+    def link_tokens(self, entries: np.ndarray) -> np.ndarray:
+        """The hashed URL and anchor tokens of entries (n x TOKEN_WIDTH; a strategy that reads them only)."""
+        return self.store.tokens[entries]
 
     def url_of(self, entry: int) -> str:
         return self.store.requests[entry].url
@@ -479,9 +486,19 @@ class Frontier:
         return request
 
     # -- learning ------------------------------------------------------------------------
-    def observe(self, x: Any, reward: float, page_key: int, leaf: int = -1, prior: float = 0.0) -> None:
-        """A released entry's page (``page_key``, -1: none) answered with ``reward``: the strategy learns."""
-        self.strategy.observe(np.asarray(x, dtype=np.float32), reward, page_key, leaf, prior)
+    def observe(
+        self, x: Any, reward: float, page_key: int, leaf: int = -1, prior: float = 0.0, link: Any = None
+    ) -> None:
+        """A released entry's page (``page_key``, -1: none) answered with ``reward``: the strategy learns.
+
+        ``link``: the hashed tokens of the entry's link, when the strategy gave them with its choice.
+        """
+        x = np.asarray(x, dtype=np.float32)
+        if link is None:  # a strategy of one's own keeps its signature
+            self.strategy.observe(x, reward, page_key, leaf, prior)
+        else:  # only a strategy that gave its choices tokens gets them back (Tres.observe)
+            strategy: Any = self.strategy
+            strategy.observe(x, reward, page_key, leaf, prior, link=np.asarray(link, dtype=np.int32))
 
     def stats(self) -> dict:
         waiting = sum(len(entries) for entries in self.waiting.values())

@@ -168,9 +168,10 @@ class RequestSlots:
 
 class FrontierStore:
     """Queued requests with, per entry: static features, domain id, parent page id,
-    sibling group, link prior and the order of arrival."""
+    sibling group, link prior, the order of arrival and, for a strategy that reads
+    them, the link's hashed tokens (:mod:`~adaptive_spider.frontier.learn.linkclassifier`)."""
 
-    def __init__(self, capacity: int = 1024):
+    def __init__(self, capacity: int = 1024, token_width: int = 0):
         self.static = np.zeros((capacity, N_STATIC), dtype=np.float32)
         self.domain = np.zeros(capacity, dtype=np.int32)
         self.parent = np.full(capacity, -1, dtype=np.int64)
@@ -178,6 +179,8 @@ class FrontierStore:
         self.prior = np.zeros(capacity, dtype=np.float32)
         self.order = np.zeros(capacity, dtype=np.int64)
         self.live = np.zeros(capacity, dtype=bool)
+        # (capacity x 0) unless the strategy reads tokens: a million-entry frontier is 64 MB less.
+        self.tokens = np.zeros((capacity, token_width), dtype=np.int32)
         self.requests = RequestSlots(capacity)
         self._free = array("q")
         self._top = 0
@@ -196,6 +199,7 @@ class FrontierStore:
         prior: float,
         group_id: int = -1,
         order: int | None = None,
+        tokens: list[int] | None = None,
     ) -> int:
         """Queue a request; ``order`` keeps the arrival order of an entry it replaces."""
         entry = self._free.pop() if self._free else self._next_slot()
@@ -209,6 +213,10 @@ class FrontierStore:
             order = self._arrivals
             self._arrivals += 1
         self.order[entry] = order
+        if tokens is not None:
+            row = self.tokens[entry]
+            row[:] = 0
+            row[: len(tokens)] = tokens
         self.live[entry] = True
         self.requests[entry] = request
         self.size += 1
@@ -266,4 +274,5 @@ class FrontierStore:
         self.prior = np.concatenate([self.prior, np.zeros(extra, dtype=self.prior.dtype)])
         self.order = np.concatenate([self.order, np.zeros(extra, dtype=self.order.dtype)])
         self.live = np.concatenate([self.live, np.zeros(extra, dtype=bool)])
+        self.tokens = np.vstack([self.tokens, np.zeros_like(self.tokens[:extra])])
         self.requests.grow(extra)

@@ -213,6 +213,15 @@ SECTIONS: tuple[Section, ...] = (
                 choice(LEAF_SAMPLING),
                 'How a leaf offers its candidate: "best" (highest link prior) or "uniform" (TRES\' sampling).',
             ),
+            (
+                "ADAPTIVE_TREE_PICKS_PER_LEAF",
+                0,
+                integer(0),
+                (
+                    "Candidates each leaf offers per round, of which the Q-network picks the best of all leaves "
+                    "(1: one per leaf, the TRES paper's rule; 0: as many as the round releases)."
+                ),
+            ),
         ),
     ),
     Section(
@@ -265,6 +274,34 @@ SECTIONS: tuple[Section, ...] = (
                 50,
                 real(0.0, low_open=True),
                 "... halving its distance to it every this many pages.",
+            ),
+        ),
+    ),
+    Section(
+        "TRES: online link classifier",
+        "",
+        (
+            (
+                "ADAPTIVE_LINK_CLASSIFIER",
+                0.5,
+                real(0.0, 10.0),
+                (
+                    "Weight of the link classifier's lift in TRES' ranking: an online logistic regression over "
+                    "a link's hashed host, path section, page type, URL and anchor words, trained by each page's "
+                    "relevance as the label of the link that led to it (0: off)."
+                ),
+            ),
+            (
+                "ADAPTIVE_LINK_CLASSIFIER_LEARNING_RATE",
+                0.3,
+                real(0.0, 10.0, low_open=True),
+                "AdaGrad step size of the link classifier.",
+            ),
+            (
+                "ADAPTIVE_LINK_CLASSIFIER_REFRESH",
+                64,
+                integer(1),
+                "Pages between re-rankings of the leaves with the classifier's latest lift (and at each tree refit).",
             ),
         ),
     ),

@@ -26,6 +26,8 @@ class Choice:
     leaf: int = -1
     features: Any = None
     prior: float = 0.0
+    #: The hashed tokens of the entry's link (a strategy that learns from them): they come back with its reward.
+    tokens: Any = None
 
 
 def link_prior(
@@ -78,6 +80,10 @@ class QueuedEntries(Protocol):
     def features(self, entries: np.ndarray) -> np.ndarray:
         """Current feature vectors (n x 11) of entries."""
 
+    def link_tokens(self, entries: np.ndarray) -> np.ndarray:
+        """Hashed URL and anchor tokens of entries (n x width; kept for a strategy with
+        ``reads_link_tokens`` only)."""
+
     def next_actions(self, page_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Feature vectors, link priors and validity mask of the kept outlinks of pages."""
 
@@ -96,6 +102,8 @@ class Strategy:
     #: Whether the order depends on each entry's link prior: then a better link to a
     #: queued URL, found later, takes the place of the first one (see Frontier.take_better_link).
     ranks_by_link_prior = False
+    #: Whether the frontier keeps each link's hashed tokens for it (QueuedEntries.link_tokens).
+    reads_link_tokens = False
 
     def __init__(self, frontier: QueuedEntries, config: Any, rng: np.random.Generator):
         self.frontier = frontier
@@ -114,7 +122,9 @@ class Strategy:
 
     def observe(self, x: np.ndarray, reward: float, page_key: int, leaf: int = -1, prior: float = 0.0) -> None:
         """A released entry (features ``x``, link prior ``prior``, chosen from ``leaf``)
-        led to a page of relevance ``reward``, logged as ``page_key`` (-1: no page)."""
+        led to a page of relevance ``reward``, logged as ``page_key`` (-1: no page).
+
+        A strategy that gave its choices ``tokens`` also receives them back, as ``link=``."""
 
     def stats(self) -> dict:
         return {}

@@ -18,11 +18,12 @@ import heapq
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from adaptive_spider.frontier.features import N_FEATURES
+from adaptive_spider.frontier.learn.linkclassifier import LinkClassifier
 from adaptive_spider.frontier.learn.qnet import DoubleDQN
 from adaptive_spider.frontier.learn.tree import LeafPartition
 from adaptive_spider.frontier.strategies.base import (
@@ -30,6 +31,14 @@ from adaptive_spider.frontier.strategies.base import (
     LearningStrategy,
     QueuedEntries,
 )
+
+
+class RankedEntries(Protocol):
+    """What a leaf pool reads of its entries: the value they are ranked by, and their arrival."""
+
+    def priors(self, entries: np.ndarray) -> np.ndarray: ...
+
+    def arrival_orders(self, entries: np.ndarray) -> np.ndarray: ...
 
 
 class BestLeafPool:
@@ -46,7 +55,7 @@ class BestLeafPool:
     arrival orders (the frontier, or its store).
     """
 
-    def __init__(self, entries_of: QueuedEntries, entries: Iterable[int] = ()) -> None:
+    def __init__(self, entries_of: RankedEntries, entries: Iterable[int] = ()) -> None:
         self.entries_of = entries_of
         self.head: list[int] = []
         self.heap: list[int] = []
@@ -113,7 +122,7 @@ _ORDER_BITS = 40
 _ENTRY_MASK = (1 << _ENTRY_BITS) - 1
 
 
-def pool_keys(entries_of: QueuedEntries, entries: np.ndarray) -> list[int]:
+def pool_keys(entries_of: RankedEntries, entries: np.ndarray) -> list[int]:
     """One integer per entry that sorts like ``(-prior, order, entry)``.
 
     The prior's float32 bits, mapped to an unsigned integer that sorts like the
@@ -139,7 +148,7 @@ _HEAD_MAX = 64
 class UniformLeafPool:
     """Entries of one leaf, sampled uniformly at random (the TRES paper's rule)."""
 
-    def __init__(self, entries_of: QueuedEntries | None, entries: Iterable[int] = ()) -> None:
+    def __init__(self, entries_of: RankedEntries | None, entries: Iterable[int] = ()) -> None:
         self.items = array("q", entries)
 
     def __len__(self) -> int:
@@ -187,13 +196,48 @@ def by_leaf(entries: np.ndarray, leaves: np.ndarray) -> Iterator[tuple[int, np.n
         yield int(ordered[start]), group
 
 
+class LinkRanked:
+    """The frontier's entries as a leaf pool ranks them: the link prior plus the link
+    classifier's learned lift (times ``weight``), arrival order for ties."""
+
+    def __init__(self, frontier: QueuedEntries, links: LinkClassifier, weight: float) -> None:
+        self.frontier = frontier
+        self.links = links
+        self.weight = weight
+
+    def priors(self, entries: np.ndarray) -> np.ndarray:
+        priors = self.frontier.priors(entries)
+        if not self.links.n_updates:
+            return priors
+        lift = self.links.lift(self.frontier.link_tokens(entries))
+        return (priors + self.weight * lift).astype(np.float32)
+
+    def arrival_orders(self, entries: np.ndarray) -> np.ndarray:
+        return self.frontier.arrival_orders(entries)
+
+
 class Tres(LearningStrategy):
-    """Tree-partitioned frontier with a double-DQN scorer (the default strategy)."""
+    """Tree-partitioned frontier with a double-DQN scorer (the default strategy).
+
+    With ``ADAPTIVE_LINK_CLASSIFIER`` above 0, an online link classifier
+    (:class:`~adaptive_spider.frontier.learn.linkclassifier.LinkClassifier`) learns from
+    each reward which URL, host and anchor tokens lead to relevant pages; its lift,
+    times that weight, is added to the link prior wherever TRES ranks links: in the
+    leaves' order (refreshed every ``ADAPTIVE_LINK_CLASSIFIER_REFRESH`` pages) and in
+    the baseline the Q-network corrects.
+    """
 
     name = "tres"
 
     def __init__(self, frontier: QueuedEntries, config: Any, rng: np.random.Generator):
         super().__init__(frontier, config, rng)
+        self.link_weight = float(getattr(config, "link_classifier", 0.0))
+        self.reads_link_tokens = self.link_weight > 0
+        self.links = LinkClassifier(learning_rate=getattr(config, "link_classifier_learning_rate", 0.3))
+        self.ranked: RankedEntries = (
+            LinkRanked(frontier, self.links, self.link_weight) if self.reads_link_tokens else frontier
+        )
+        self.n_rekeyed_at = 0
         self.partition = LeafPartition(config.tree_max_leaves, config.tree_min_samples_leaf)
         self.agent = DoubleDQN(
             n_features=N_FEATURES,
@@ -221,7 +265,7 @@ class Tres(LearningStrategy):
     def _flush(self, tier: int) -> list[LeafPool]:
         pools = self.pools.get(tier)
         if pools is None:
-            pools = self.pools[tier] = [self.pool_class(self.frontier) for _ in range(self.partition.n_leaves)]
+            pools = self.pools[tier] = [self.pool_class(self.ranked) for _ in range(self.partition.n_leaves)]
         pending = self.pending.pop(tier, None)
         if pending:
             entries = np.frombuffer(pending, dtype=np.int64)
@@ -252,20 +296,23 @@ class Tres(LearningStrategy):
     def select(self, tier: int, n: int) -> list[Choice]:
         pools = self._flush(tier)
         candidates, leaves = [], []
+        per_leaf = self.config.tree_picks_per_leaf or n
         for leaf, pool in enumerate(pools):
-            taken = pool.take(n, self.rng)
+            taken = pool.take(min(n, per_leaf), self.rng)
             candidates.extend(taken)
             leaves.extend([leaf] * len(taken))
         if not candidates:
             return []
         ids = np.array(candidates, dtype=np.int64)
         priors = self.frontier.priors(ids)
+        tokens = self.frontier.link_tokens(ids) if self.reads_link_tokens else None
         features = None
         if self.warming_up:
             scores = self.rng.random(len(candidates))
         else:
             features = self.frontier.features(ids)
-            scores = self.agent.predict(features, priors)
+            base = priors if tokens is None else priors + self.link_weight * self.links.lift(tokens)
+            scores = self.agent.predict(features, base)
         picked = self._pick(scores, n)
         picked_set = set(picked)
         unpicked: list[list[int]] = [[] for _ in pools]
@@ -282,6 +329,7 @@ class Tres(LearningStrategy):
                 leaf=leaves[i],
                 prior=float(priors[i]),
                 features=None if features is None else features[i],
+                tokens=None if tokens is None else tokens[i],
             )
             for i in picked
         ]
@@ -307,12 +355,28 @@ class Tres(LearningStrategy):
         return picked
 
     # -- learning -------------------------------------------------------------------
-    def observe(self, x: np.ndarray, reward: float, page_key: int, leaf: int = -1, prior: float = 0.0) -> None:
-        self.agent.remember(x, prior, reward, page_key)
+    def observe(
+        self,
+        x: np.ndarray,
+        reward: float,
+        page_key: int,
+        leaf: int = -1,
+        prior: float = 0.0,
+        link: np.ndarray | None = None,
+    ) -> None:
+        base = prior
+        if link is not None and self.reads_link_tokens:
+            row = link.reshape(1, -1)
+            base = prior + self.link_weight * float(self.links.lift(row)[0])  # what the network corrects
+            self.links.update(row[0], reward)
+        self.agent.remember(x, base, reward, page_key)
         self.n_observed += 1
         self.agent.train_steps(self.config.qnet_updates_per_page, self.frontier.next_actions)
         if self._refit_due():
             self._refit()
+        elif self.reads_link_tokens and self.n_observed - self.n_rekeyed_at >= self.config.link_classifier_refresh:
+            self.n_rekeyed_at = self.n_observed
+            self._repartition()  # the leaves' order with the classifier's latest lift
 
     def _refit_due(self) -> bool:
         size = len(self.agent.memory)
@@ -325,6 +389,7 @@ class Tres(LearningStrategy):
         X, y = self.agent.memory.latest()
         self.partition.fit(X, y)
         self.n_refits += 1
+        self.n_rekeyed_at = self.n_observed
         self._repartition()
 
     def stats(self) -> dict:
@@ -333,6 +398,7 @@ class Tres(LearningStrategy):
             "tree_refits": self.n_refits,
             "model_updates": self.agent.n_steps,
             "epsilon": round(self.epsilon, 4),
+            **({"link_base_rate": round(self.links.base_rate, 4)} if self.reads_link_tokens else {}),
         }
 
     def state_dict(self) -> dict:
@@ -341,6 +407,8 @@ class Tres(LearningStrategy):
             "agent": self.agent.state_dict(),
             "n_observed": self.n_observed,
             "n_refits": self.n_refits,
+            "links": self.links.state_dict(),
+            "n_rekeyed_at": self.n_rekeyed_at,
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -348,4 +416,7 @@ class Tres(LearningStrategy):
         self.agent.load_state_dict(state["agent"])
         self.n_observed = state["n_observed"]
         self.n_refits = state["n_refits"]
+        if "links" in state:  # saved before the link classifier: it starts afresh
+            self.links.load_state_dict(state["links"])
+            self.n_rekeyed_at = state["n_rekeyed_at"]
         self.pools = {}
