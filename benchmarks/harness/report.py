@@ -95,26 +95,41 @@ class Results:
 
     # -- metrics ---------------------------------------------------------------------------
     def metrics(self, topic_id: str, strategy: str) -> dict | None:
-        """A strategy's metrics on a topic: focus metrics of the first repeat, speed as the
-        median over repeats, and speed relative to stock Scrapy on the same topic."""
+        """A strategy's metrics on a topic: focus metrics as the mean over repeats (in free
+        order reruns differ; in lockstep they are the same), speed as the median over repeats,
+        and speed relative to stock Scrapy on the same topic."""
         result = self.topics[topic_id]
         runs = result.runs.get(strategy)
         if not runs:
             return None
         metrics = runs[0].metrics(result.relevant, self.budget, self.cutoffs)
-        metrics["pages_per_s"] = _median([r.metrics(result.relevant, self.budget, self.cutoffs)["pages_per_s"] for r in runs])
-        metrics["pages_per_cpu_s"] = _median([r.metrics(result.relevant, self.budget, self.cutoffs)["pages_per_cpu_s"] for r in runs])
+        if len(runs) > 1:
+            metrics.update(
+                mean_over_repeats(
+                    [r.metrics(result.relevant, self.budget, self.cutoffs) for r in runs], self.budget, self.cutoffs
+                )
+            )
+        metrics["pages_per_s"] = _median(
+            [r.metrics(result.relevant, self.budget, self.cutoffs)["pages_per_s"] for r in runs]
+        )
+        metrics["pages_per_cpu_s"] = _median(
+            [r.metrics(result.relevant, self.budget, self.cutoffs)["pages_per_cpu_s"] for r in runs]
+        )
         replays = result.replays.get(strategy)
         if replays:
             replay_metrics = [r.metrics(result.relevant, len(r.fetched), self.cutoffs) for r in replays]
-            metrics["speed_vs_replay"] = _ratio(metrics["pages_per_s"], _median([m["pages_per_s"] for m in replay_metrics]))
+            metrics["speed_vs_replay"] = _ratio(
+                metrics["pages_per_s"], _median([m["pages_per_s"] for m in replay_metrics])
+            )
             metrics["cpu_speed_vs_replay"] = _ratio(
                 metrics["pages_per_cpu_s"], _median([m["pages_per_cpu_s"] for m in replay_metrics])
             )
         stock = result.runs.get(STOCK)
         if stock:
             stock_metrics = [r.metrics(result.relevant, self.budget, self.cutoffs) for r in stock]
-            metrics["speed_vs_stock"] = _ratio(metrics["pages_per_s"], _median([m["pages_per_s"] for m in stock_metrics]))
+            metrics["speed_vs_stock"] = _ratio(
+                metrics["pages_per_s"], _median([m["pages_per_s"] for m in stock_metrics])
+            )
             metrics["cpu_speed_vs_stock"] = _ratio(
                 metrics["pages_per_cpu_s"], _median([m["pages_per_cpu_s"] for m in stock_metrics])
             )
@@ -182,8 +197,12 @@ class Results:
             if result.replays:
                 topics[topic_id]["replays"] = {
                     strategy: [
-                        {"pages": len(r.fetched), "seconds": round(r.seconds, 3), "cpu_seconds": round(r.cpu_seconds, 3),
-                         "finish_reason": r.finish_reason}
+                        {
+                            "pages": len(r.fetched),
+                            "seconds": round(r.seconds, 3),
+                            "cpu_seconds": round(r.cpu_seconds, 3),
+                            "finish_reason": r.finish_reason,
+                        }
                         for r in runs
                     ]
                     for strategy, runs in result.replays.items()
@@ -271,7 +290,7 @@ class Results:
             figure, grid = plt.subplots(rows, columns, figsize=(11, 3.6 * rows), squeeze=False)
             for axes, topic_id in zip(grid.flat, topics):
                 self._plot_topic(axes, topic_id, legend=False)
-            for axes in list(grid.flat)[len(topics):]:
+            for axes in list(grid.flat)[len(topics) :]:
                 axes.set_visible(False)
             handles, labels = grid.flat[0].get_legend_handles_labels()
             figure.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
@@ -312,7 +331,9 @@ def _text_block(title: str, rows: list, budget: int, columns=COLUMNS) -> str:
     head = f"{'strategy':<11}" + "".join(f" {heading:>{width}}" for _, heading, width in columns)
     lines = [title, head]
     for strategy, metrics in rows:
-        lines.append(f"{strategy:<11}" + "".join(f" {_cell(metrics, key, budget):>{width}}" for key, _, width in columns))
+        lines.append(
+            f"{strategy:<11}" + "".join(f" {_cell(metrics, key, budget):>{width}}" for key, _, width in columns)
+        )
     return "\n".join(lines)
 
 
@@ -360,3 +381,18 @@ def _first_difference(a: list[str], b: list[str]) -> int | None:
         if x != y:
             return index
     return None if len(a) == len(b) else min(len(a), len(b)) + 1
+
+
+def mean_over_repeats(per_run: list[dict], budget: int, cutoffs: Cutoffs) -> dict:
+    """Each focus metric's mean over a topic's repeats; an N50/N90 never reached counts as
+    ``cutoffs.never_reached(budget)`` when another repeat reached it (None when none did)."""
+    mean: dict = {}
+    for name in cutoffs.names:
+        values = [m.get(name) for m in per_run]
+        if all(v is None for v in values):
+            mean[name] = None
+        elif name in SHARES:
+            mean[name] = round(statistics.mean(cutoffs.never_reached(budget) if v is None else v for v in values), 1)
+        else:
+            mean[name] = round(statistics.mean(v for v in values if v is not None), 3)
+    return mean

@@ -40,3 +40,13 @@ def test_with_matplotlib_the_plots_are_written(tmp_path, capsys):
     _, err = capsys.readouterr()
     assert PLOTS_SKIPPED not in err and "3 plot(s)" in err
     assert sorted(path.name for path in tmp_path.glob("*.png")) == ["recall-all.png", "recall-alpha.png", "recall-beta.png"]
+
+
+def test_free_order_repeats_are_averaged_and_a_miss_counts_as_never_reached():
+    results = Results(budget=4, strategies=["tres"], meta={})
+    topic = results.topic("alpha", relevant={"r1"}, query="alpha")
+    topic.add(Run("alpha", "tres", fetched=["r1", "x"], seconds=1.0, cpu_seconds=0.5, finish_reason="budget"))
+    topic.add(Run("alpha", "tres", fetched=["x", "x2", "r1"], seconds=1.0, cpu_seconds=0.5, finish_reason="budget"))
+    topic.add(Run("alpha", "tres", fetched=["x", "x2", "x3", "x4"], seconds=1.0, cpu_seconds=0.5, finish_reason="budget"))
+    metrics = results.metrics("alpha", "tres")
+    assert metrics["N90"] == round((1 + 3 + 5) / 3, 1)  # the third run never found it: budget + 1
