@@ -140,3 +140,22 @@ def test_a_new_expansion_revalues_the_queue_and_resume_restores_it(tmp_path):
     assert expansion.terms == terms and expansion.matcher.weights.tolist() == weights
     assert expansion.n_pages == 40 and resumed.state.n_revalued == state.n_revalued
     assert resumed.state.link_similarity((), "nebula", "http://foo.test/x") > 0.0
+
+
+@pytest.mark.parametrize("strategy", ["tres", "bestfirst", "linkgroups", "gain", "bfs"])
+def test_revaluing_the_queue_keeps_every_entry_once(strategy):
+    scheduler = make_scheduler(ADAPTIVE_QUERY=QUERY, ADAPTIVE_STRATEGY=strategy, ADAPTIVE_COLD_START_PAGES=0)
+    urls = [f"http://foo.test/{i}" for i in range(80)]
+    for url in urls:
+        scheduler.enqueue_request(Request(url, meta={"link_text": "other"}))
+    released = [scheduler.next_request().url for _ in range(10)]
+    frontier = scheduler.frontier
+    n = frontier.revalue(lambda url, meta, parent: (0.5, int(url.rsplit("/", 1)[1]) / 100))
+    ready = len(scheduler.ready)  # released by the frontier already
+    assert n == len(frontier) == 70 - ready
+    while scheduler.has_pending_requests():
+        released.append(scheduler.next_request().url)
+    assert sorted(released) == sorted(urls)
+    if strategy == "bestfirst":  # the new priors decide: the highest numbers first
+        after = [int(url.rsplit("/", 1)[1]) for url in released[10 + ready :]]
+        assert after == sorted(after, reverse=True)
