@@ -237,7 +237,7 @@ class CrawlState:
         similarity = self.scorer.score_term_ids(term_ids)
         if not len(self.expansion):
             return similarity
-        expansion = self.expansion.share(link_preview_text(anchor, url))
+        expansion = self.expansion.share_of_link(anchor, url)
         return mix(similarity, expansion, self.config.expansion_weight)
 
     def context_similarity(self, context: str) -> float:

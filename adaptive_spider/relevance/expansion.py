@@ -31,7 +31,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from adaptive_spider.relevance.scoring import PREFIX_MIN_LENGTH, QueryTerms, url_words_of
+from adaptive_spider.relevance.scoring import PREFIX_MIN_LENGTH, QueryTerms, link_preview_text, url_words_of
 from adaptive_spider.text import ENGLISH_STOP_WORDS, light_stem
 
 if TYPE_CHECKING:
@@ -132,6 +132,7 @@ class QueryExpansion:
         #: name would lift every link to that site).
         self.host_words: set[str] = set()
         self.matcher = QueryTerms()
+        self._weight_list: list[float] = []
         self.n_updates = 0
         self._feedback_changed = False
         self._memo: dict[str, str] = {}
@@ -247,9 +248,13 @@ class QueryExpansion:
         terms = [stem for _, stem in chosen]
         if terms == self.matcher.terms:
             return False
-        self.matcher = QueryTerms.of_stems(terms, [weight / total for weight, _ in chosen] if total else [])
+        self._set_terms(terms, [weight / total for weight, _ in chosen] if total else [])
         self.n_updates += 1
         return True
+
+    def _set_terms(self, terms: list[str], weights: list[float]) -> None:
+        self.matcher = QueryTerms.of_stems(terms, weights)
+        self._weight_list = [float(weight) for weight in weights]
 
     # -- matching -----------------------------------------------------------------------
     def share(self, text: str) -> float:
@@ -260,8 +265,16 @@ class QueryExpansion:
         ids = matcher.present_ids(text)
         if not ids:
             return 0.0
-        weights = matcher.weights
-        return float(sum(weights[i] for i in ids))
+        weights = self._weight_list
+        return sum(weights[i] for i in ids)
+
+    def share_of_link(self, anchor: str, url: str) -> float:
+        """:meth:`share` of a link's preview, its anchor text and URL words (every queued link
+        comes here: the raw URL is matched, as LinkPreview does, unless a term matches one of
+        the words url_words leaves out)."""
+        if self.matcher.matches_url_noise or not url.isascii():
+            return self.share(link_preview_text(anchor, url))
+        return self.share(f"{anchor.lower()} {url.lower().replace('_', ' ')}")
 
     # -- persistence --------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -281,7 +294,7 @@ class QueryExpansion:
         self.doc_freq = dict(state["doc_freq"])
         self.feedback = [(float(r), int(o), dict(w)) for r, o, w in state["feedback"]]
         self.host_words = set(state["host_words"])
-        self.matcher = QueryTerms.of_stems(list(state["terms"]), list(state["weights"]))
+        self._set_terms(list(state["terms"]), list(state["weights"]))
         self.n_updates = int(state["n_updates"])
         self._feedback_changed = bool(state["feedback_changed"])
 
