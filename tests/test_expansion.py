@@ -10,7 +10,7 @@ import pytest
 from scrapy import Request
 
 from adaptive_spider.demo.site import DemoSite, serve
-from adaptive_spider.relevance.expansion import QueryExpansion
+from adaptive_spider.relevance.expansion import QueryExpansion, mix
 from adaptive_spider.relevance.pagetext import PageFields
 from adaptive_spider.relevance.scoring import QueryTerms
 from spiders.focused import FocusedSpider
@@ -159,3 +159,9 @@ def test_revaluing_the_queue_keeps_every_entry_once(strategy):
     if strategy == "bestfirst":  # the new priors decide: the highest numbers first
         after = [int(url.rsplit("/", 1)[1]) for url in released[10 + ready :]]
         assert after == sorted(after, reverse=True)
+
+
+def test_the_two_mixes():
+    assert mix(0.4, 0.2, 0.5) == pytest.approx(0.3)  # RM3: the query's share is halved
+    assert mix(0.4, 0.2, 0.5, "add") == pytest.approx(0.46)  # added to what the query leaves
+    assert mix(0.4, 0.0, 0.5, "add") == 0.4 and mix(0.0, 0.2, 0.5, "add") == mix(0.0, 0.2, 0.5)

@@ -238,7 +238,7 @@ class CrawlState:
         if not len(self.expansion):
             return similarity
         expansion = self.expansion.share_of_link(anchor, url)
-        return mix(similarity, expansion, self.config.expansion_weight)
+        return mix(similarity, expansion, self.config.expansion_weight, self.config.expansion_mix)
 
     def context_similarity(self, context: str) -> float:
         """The link similarity of a link's context text (no URL), the query terms of the
@@ -246,7 +246,9 @@ class CrawlState:
         similarity = self.scorer.score_term_ids(self._context_terms(context))
         if not len(self.expansion):
             return similarity
-        return mix(similarity, self._context_expansion(context), self.config.expansion_weight)
+        return mix(
+            similarity, self._context_expansion(context), self.config.expansion_weight, self.config.expansion_mix
+        )
 
     def _terms_of_context(self, context: str) -> tuple[int, ...]:
         return self.terms.present_ids(link_preview_text(context, ""))

@@ -299,6 +299,10 @@ class QueryExpansion:
         self._feedback_changed = bool(state["feedback_changed"])
 
 
-def mix(query_share: float, expansion_share: float, weight: float) -> float:
-    """RM3's interpolation of the query's and the expansion's share of a text."""
+def mix(query_share: float, expansion_share: float, weight: float, how: str = "interpolate") -> float:
+    """The query's and the expansion's share of a text, combined: "interpolate" is RM3's
+    ``(1 - weight) * query + weight * expansion``; "add" keeps the query's share whole and adds
+    the expansion's to what is left, ``query + weight * expansion * (1 - query)``."""
+    if how == "add":
+        return query_share + weight * expansion_share * (1.0 - query_share)
     return (1.0 - weight) * query_share + weight * expansion_share

@@ -383,6 +383,15 @@ SECTIONS: tuple[Section, ...] = (
                 "Share of a link's similarity that comes from the expansion terms (RM3's interpolation).",
             ),
             (
+                "ADAPTIVE_EXPANSION_MIX",
+                "interpolate",
+                choice(("interpolate", "add")),
+                (
+                    'How a link\'s query and expansion similarities combine: "interpolate" (RM3: (1 - w) query + w '
+                    'expansion) or "add" (query + w expansion (1 - query): the query\'s evidence is never diluted).'
+                ),
+            ),
+            (
                 "ADAPTIVE_EXPANSION_REVALUE",
                 2,
                 integer(0),
