@@ -27,9 +27,15 @@ from weakref import WeakKeyDictionary
 from scrapy.utils.httpobj import urlparse_cached
 
 from adaptive_spider.frontier.domains import DomainProfiles
-from adaptive_spider.frontier.linkevidence import PARENT_KEY, link_context, parent_page  # noqa: F401 (PARENT_KEY: also here)
+from adaptive_spider.frontier.linkevidence import (  # noqa: F401 (PARENT_KEY: also here)
+    PARENT_KEY,
+    link_context,
+    parent_page,
+    revalued_link,
+)
 from adaptive_spider.frontier.pagelog import PageLog
 from adaptive_spider.relevance.base import PageRelevance, checked_score
+from adaptive_spider.relevance.expansion import QueryExpansion, mix
 from adaptive_spider.relevance.links import PageLinks
 from adaptive_spider.relevance.pagetext import PageFields, content_sha1, page_fields
 from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer, link_preview_text
@@ -133,6 +139,17 @@ class CrawlState:
         self._page_listeners: list[PageListener] = []
         # A link context's query terms (scored with the current statistics on each read).
         self._context_terms = functools.lru_cache(maxsize=CONTEXT_MEMO_SIZE)(self._terms_of_context)
+        # -- query expansion: words of the best pages so far, mixed into a link's similarity --
+        self.expansion = QueryExpansion(
+            self.terms,
+            n_terms=config.expansion_terms if config.expansion else 0,
+            feedback_pages=config.expansion_pages,
+            min_relevance=config.relevant_threshold,
+        )
+        self._context_expansion = functools.lru_cache(maxsize=CONTEXT_MEMO_SIZE)(self._expansion_of_context)
+        # Times the queued links were valued anew for a changed expansion, and the pages fetched then.
+        self.n_revalued = 0
+        self._revalued_at = 0
         # -- sufficiency: the knowledge base's statistics and the queued links' expected gain --
         self.knowledge = KnowledgeState.from_config(config, self.terms, self.domains)
 
@@ -179,6 +196,8 @@ class CrawlState:
             relevance, counts = self.scorer.score_and_count(fields)
             if self.relevance is not None:
                 relevance = checked_score(self.relevance.score(fields, response), self.relevance)
+            if self.expansion.observe(fields, relevance):
+                self._expansion_changed()
             analysis = PageAnalysis(fields, headings, relevance, content_sha1(fields.body), counts=counts)
             analysis.page_id = self._record_page(response.request, response.url, relevance)
             self._analyses[response] = analysis
@@ -250,13 +269,48 @@ class CrawlState:
             links = self._links[response] = PageLinks.of(response)
         return links
 
+    def link_similarity(self, term_ids: tuple[int, ...], anchor: str, url: str) -> float:
+        """Similarity of a link's preview (anchor and URL words) to the query: the scorer's
+        share of the query terms ``term_ids``, mixed with the expansion's share of the preview."""
+        similarity = self.scorer.score_term_ids(term_ids)
+        if not len(self.expansion):
+            return similarity
+        expansion = self.expansion.share_of_link(anchor, url)
+        return mix(similarity, expansion, self.config.expansion_weight, self.config.expansion_mix)
+
     def context_similarity(self, context: str) -> float:
-        """The scorer's link similarity of a link's context text (no URL), the query terms
-        of the text remembered: a page's links share a few contexts."""
-        return self.scorer.score_term_ids(self._context_terms(context))
+        """The link similarity of a link's context text (no URL), the query terms of the
+        text remembered: a page's links share a few contexts."""
+        similarity = self.scorer.score_term_ids(self._context_terms(context))
+        if not len(self.expansion):
+            return similarity
+        return mix(
+            similarity, self._context_expansion(context), self.config.expansion_weight, self.config.expansion_mix
+        )
 
     def _terms_of_context(self, context: str) -> tuple[int, ...]:
         return self.terms.present_ids(link_preview_text(context, ""))
+
+    def _expansion_of_context(self, context: str) -> float:
+        return self.expansion.share(link_preview_text(context, ""))
+
+    def _expansion_changed(self) -> None:
+        """New expansion terms: contexts are matched anew and, the first few times (each at
+        least twice as many pages after the last), the queued links are valued anew."""
+        self._context_expansion.cache_clear()
+        self.inc_stat("expansion/updates")
+        if self.stats is not None:
+            self.stats.set_value(f"{STATS_PREFIX}/expansion/terms", " ".join(self.expansion.terms))
+        logger.debug("Query expansion after %d pages: %s", self.n_fetched, " ".join(self.expansion.terms))
+        frontier = self.frontier
+        if frontier is None or self.n_revalued >= self.config.expansion_revalue:
+            return
+        if self.n_revalued and self.n_fetched < 2 * self._revalued_at:
+            return
+        self.n_revalued += 1
+        self._revalued_at = max(self.n_fetched, 1)
+        n = frontier.revalue(lambda url, meta, parent: revalued_link(self, url, meta, parent))
+        self.inc_stat("expansion/revalued_links", n)
 
     def parent_score(self, page_id: int) -> float:
         return self.pages.parent_score(page_id)
@@ -271,6 +325,8 @@ class CrawlState:
             "n_fetched": self.n_fetched,
             "knowledge": self.knowledge.state_dict(),
             **({"relevance": saved()} if (saved := getattr(self.relevance, "state_dict", None)) else {}),
+            "expansion": self.expansion.state_dict(),
+            "expansion_revalued": [self.n_revalued, self._revalued_at],
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -284,3 +340,7 @@ class CrawlState:
         load = getattr(self.relevance, "load_state_dict", None)
         if "relevance" in state and load is not None:
             load(state["relevance"])
+        if "expansion" in state:  # snapshots from before the expansion have none
+            self.expansion.load_state_dict(state["expansion"])
+            self.n_revalued, self._revalued_at = state["expansion_revalued"]
+            self._context_expansion.cache_clear()

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from adaptive_spider.frontier.features import assemble
+from adaptive_spider.frontier.features import STATIC_NAMES, assemble
 from adaptive_spider.frontier.learn.linkclassifier import TOKEN_WIDTH, link_tokens
 from adaptive_spider.frontier.linkevidence import anchor_text, link_context
 from adaptive_spider.frontier.store import FrontierStore
@@ -74,6 +74,9 @@ def strategy_class(name: str) -> type[Strategy]:
 
 def _construct(cls: type[Strategy], frontier: Frontier, config: Any, rng: np.random.Generator) -> Strategy:
     return cls(frontier, config, rng)
+
+
+_ANCHOR_SIMILARITY = STATIC_NAMES.index("anchor_similarity")
 
 
 class FrontierListener(Protocol):
@@ -224,6 +227,20 @@ class Frontier:
             if self.listener is not None:
                 self.listener.on_dropped(entry)
             yield item
+
+    def revalue(self, value: Callable[[str, Mapping[str, Any], int], tuple[float, float]]) -> int:
+        """Value every queued entry anew: ``value(url, meta, parent page id)`` gives its
+        ``(anchor_similarity, link prior)``; the strategy then re-orders what it holds.
+        Returns the number of entries valued (the cost is one call per queued entry)."""
+        store = self.store
+        entries = store.live_ids().tolist()
+        for entry in entries:
+            url, meta = store.requests.url_and_meta(entry)
+            similarity, prior = value(url, meta, int(store.parent[entry]))
+            store.static[entry, _ANCHOR_SIMILARITY] = similarity
+            store.prior[entry] = prior + 0.0
+        self.strategy.reorder()
+        return len(entries)
 
     # -- what strategies read (QueuedEntries) -------------------------------------------
     def priors(self, entries: np.ndarray) -> np.ndarray:

@@ -12,15 +12,18 @@ it keeps.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from adaptive_spider.frontier.features import static_vector
 from adaptive_spider.frontier.strategies.base import link_prior
 from adaptive_spider.relevance.linkpreview import LinkPreview
+from adaptive_spider.relevance.scoring import link_preview_text
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from scrapy import Request
 
     from adaptive_spider.crawl.state import CrawlState
@@ -75,11 +78,9 @@ def link_evidence(request: Request, state: CrawlState, round_discovered: int) ->
     anchor = anchor_text(request)
     preview = LinkPreview.of(request, state.terms, anchor)
     parent = parent_page(request)
-    parent_score = state.parent_score(parent)
-    similarity = state.scorer.score_term_ids(preview.term_ids)
-    context = meta.get("link_context") or ""
-    context_similarity = state.context_similarity(context) if isinstance(context, str) and context else 0.0
-    prior = link_prior(similarity, parent_score, context_similarity, state.config.prior_weights)
+    similarity, parent_score, prior = link_value(
+        state, preview.term_ids, anchor, request.url, link_context(request), parent
+    )
     static = static_vector(
         depth=int(meta.get("depth", 0) or 0),
         parent_score=parent_score,
@@ -90,6 +91,30 @@ def link_evidence(request: Request, state: CrawlState, round_discovered: int) ->
     )
     domain_id = state.domains.id_of(preview.domain)
     return LinkEvidence(anchor, preview, static, domain_id, parent, prior)
+
+
+def link_value(
+    state: CrawlState, term_ids: tuple[int, ...], anchor: str, url: str, context: str, parent: int
+) -> tuple[float, float, float]:
+    """``(anchor similarity, parent score, link prior)`` of a link whose preview shows the
+    query terms ``term_ids``, as the crawl (its statistics, its query expansion) values it now."""
+    parent_score = state.parent_score(parent)
+    similarity = state.link_similarity(term_ids, anchor, url)
+    context_similarity = state.context_similarity(context) if context else 0.0
+    prior = link_prior(similarity, parent_score, context_similarity, state.config.prior_weights)
+    return similarity, parent_score, prior
+
+
+def revalued_link(state: CrawlState, url: str, meta: Mapping[str, Any], parent: int) -> tuple[float, float]:
+    """``(anchor similarity, link prior)`` of a queued link (its URL, its request's meta and
+    the page it was found on), valued anew: the query expansion has changed since it was queued."""
+    anchor = meta.get("link_text") or ""
+    anchor = anchor if isinstance(anchor, str) else ""
+    context = meta.get("link_context") or ""
+    context = context if isinstance(context, str) else ""
+    term_ids = state.terms.present_ids(link_preview_text(anchor, url))
+    similarity, _, prior = link_value(state, term_ids, anchor, url, context, parent)
+    return similarity, prior
 
 
 def record_outlink(pages: PageLog, request: Request, evidence: LinkEvidence) -> None:

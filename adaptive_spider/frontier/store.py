@@ -165,6 +165,13 @@ class RequestSlots:
     def grow(self, extra: int) -> None:
         self._items.extend([None] * extra)
 
+    def url_and_meta(self, entry: int) -> tuple[str, dict[str, Any]]:
+        """The URL and meta of a queued request, without rebuilding it."""
+        item = self._items[entry]
+        if type(item) is PackedRequest:
+            return item.url, dict(zip(item.meta_keys, item.meta_values))
+        return item.url, item.meta
+
 
 class FrontierStore:
     """Queued requests with, per entry: static features, domain id, parent page id,

@@ -94,6 +94,16 @@ class QueryTerms:
         #: Whether a term matches a word that :func:`url_words` leaves out ("html", "www"...).
         self.matches_url_noise = self._pattern is not None and any(self._pattern.search(w) for w in _URL_NOISE)
 
+    @classmethod
+    def of_stems(cls, stems: list[str], weights: list[float]) -> QueryTerms:
+        """Terms that are stems already (not stemmed again), with their weights, in this order."""
+        terms = cls()
+        terms.terms = list(stems)
+        terms.weights = np.array(weights, dtype=np.float64)
+        terms._pattern = cls._compile(terms.terms)
+        terms.matches_url_noise = terms._pattern is not None and any(terms._pattern.search(w) for w in _URL_NOISE)
+        return terms
+
     def __len__(self) -> int:
         return len(self.terms)
 

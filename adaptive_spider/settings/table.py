@@ -453,6 +453,56 @@ SECTIONS: tuple[Section, ...] = (
         ),
     ),
     Section(
+        "query expansion (pseudo-relevance feedback)",
+        (
+            "`adaptive_spider.relevance.expansion`: words learned from the most relevant pages fetched so far "
+            "(frequent there, rare in the crawl) join the query's in the link prior and the anchor_similarity "
+            "feature, so a query needs no keywords; page relevance stays the query's own."
+        ),
+        (
+            (
+                "ADAPTIVE_EXPANSION",
+                False,
+                BOOLEAN,
+                (
+                    "Learn expansion terms from the crawl's best pages (off by default: on the held-out topics it "
+                    "drew the crawl off topic, docs/benchmarks.md; False: links are scored by the query alone)."
+                ),
+            ),
+            ("ADAPTIVE_EXPANSION_TERMS", 10, integer(1, 64), "Expansion terms kept."),
+            (
+                "ADAPTIVE_EXPANSION_PAGES",
+                30,
+                integer(1, 1000),
+                "The most relevant pages fetched so far (at least ADAPTIVE_RELEVANT_THRESHOLD) they are learned from.",
+            ),
+            (
+                "ADAPTIVE_EXPANSION_WEIGHT",
+                0.5,
+                real(0.0, 1.0),
+                "Share of a link's similarity that comes from the expansion terms (RM3's interpolation).",
+            ),
+            (
+                "ADAPTIVE_EXPANSION_MIX",
+                "interpolate",
+                choice(("interpolate", "add")),
+                (
+                    'How a link\'s query and expansion similarities combine: "interpolate" (RM3: (1 - w) query + w '
+                    'expansion) or "add" (query + w expansion (1 - query): the query\'s evidence is never diluted).'
+                ),
+            ),
+            (
+                "ADAPTIVE_EXPANSION_REVALUE",
+                2,
+                integer(0),
+                (
+                    "Times the queued links are valued anew when the expansion terms change (the first changes, "
+                    "each at least twice as many pages after the last; 0: links keep the value they were queued with)."
+                ),
+            ),
+        ),
+    ),
+    Section(
         "explanations",
         "",
         (

@@ -120,6 +120,10 @@ class Strategy:
     def count(self, tier: int) -> int:
         raise NotImplementedError
 
+    def reorder(self) -> None:
+        """The link priors of queued entries have changed (the frontier valued them anew):
+        an order that depends on them is rebuilt. Orders that do not, keep theirs."""
+
     def observe(self, x: np.ndarray, reward: float, page_key: int, leaf: int = -1, prior: float = 0.0) -> None:
         """A released entry (features ``x``, link prior ``prior``, chosen from ``leaf``)
         led to a page of relevance ``reward``, logged as ``page_key`` (-1: no page).

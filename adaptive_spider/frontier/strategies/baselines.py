@@ -80,6 +80,13 @@ class BestFirst(TierPools):
         frontier = self.frontier
         heapq.heappush(self.pools[tier], (-frontier.prior_of(entry), frontier.arrival_order_of(entry), entry))
 
+    def reorder(self) -> None:
+        frontier = self.frontier
+        for heap in self.pools.values():
+            # Replaced entries' ids stay in (the frontier frees them when they come out).
+            heap[:] = [(-frontier.prior_of(entry), order, entry) for _, order, entry in heap]
+            heapq.heapify(heap)
+
     def select(self, tier: int, n: int) -> list[Choice]:
         heap = self.pools[tier]
         chosen = []

@@ -74,6 +74,13 @@ class LinkGroups(LearningStrategy):
     def count(self, tier: int) -> int:
         return sum(len(heap) for heap in self.heaps[tier].values())
 
+    def reorder(self) -> None:
+        frontier = self.frontier
+        for groups in self.heaps.values():
+            for heap in groups.values():
+                heap[:] = [(-frontier.prior_of(entry), order, entry) for _, order, entry in heap]
+                heapq.heapify(heap)
+
     def select(self, tier: int, n: int) -> list[Choice]:
         groups = self.heaps[tier]
         chosen: list[Choice] = []

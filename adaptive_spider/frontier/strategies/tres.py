@@ -288,6 +288,10 @@ class Tres(LearningStrategy):
             if parts and sum(map(len, parts)):
                 self.pending[tier] = array("q", np.concatenate(parts).tobytes())
 
+    def reorder(self) -> None:
+        # The leaves' pools key entries by prior, and the tree splits on anchor_similarity.
+        self._repartition()
+
     # -- selection ------------------------------------------------------------------
     @property
     def warming_up(self) -> bool:
