@@ -389,12 +389,13 @@ def main(argv: list[str] | None = None) -> int:
     session = Session(topics, labels, configs, options, args.repeat, hosts, progress, warmup=not args.no_warmup)
     # The commit as measured: read before the crawls, not after (edits during a long run).
     meta = run_metadata(
-        argparse.Namespace(topics=args.topics, folder=None, budget=args.budget, seed=args.seed, repeat=args.repeat,
-                           order="free", window=0, set=[], replay=""),
+        argparse.Namespace(web="small", topics=args.topics, labels_from="rules", folder=None, budget=args.budget,
+                           seed=args.seed, repeat=args.repeat, order="free", keywords=False, window=0, set=[],
+                           replay=""),
         configs, argv,
     )  # fmt: skip
     began = time.perf_counter()
-    with start_server(argparse.Namespace(folder=None, host=None)) as proxy:
+    with start_server(argparse.Namespace(web="small", folder=None, host=None)) as proxy:
         if session.warmup:
             warm_server(proxy, [url for url in labeler.known_urls() if web.site_of(url) is not None])
         _use_proxy(proxy)
