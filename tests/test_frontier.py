@@ -16,6 +16,8 @@ from adaptive_spider.frontier.pagelog import PageLog
 
 
 def make_frontier(**settings):
+    # Each test here checks one rule of the order; the share for new domains is tested on its own.
+    settings.setdefault("new_domain_share", 0.0)
     config = AdaptiveConfig.from_settings({f"ADAPTIVE_{k.upper()}": v for k, v in settings.items()})
     return Frontier(config, DomainProfiles(config.domain_weights, min_attempts=config.unreliable_min_attempts), PageLog())
 
@@ -281,6 +283,46 @@ def test_entries_wait_for_their_domains_probe_and_a_lost_probe_is_given_up_once(
     assert len(released) == 38 and not frontier.waiting
     assert sum(selected) <= 38 + 38  # each entry walked into waiting once, then released
     assert frontier.unprobed == {0, 1}
+
+
+def test_new_domains_get_their_share_of_releases_best_link_first():
+    def release_order(share):
+        frontier = make_frontier(strategy="bestfirst", new_domain_share=share)
+        for i in range(100):
+            add(frontier, f"http://site.test/{i}", anchor=0.9 - i / 1000)
+        for k in range(5):  # links the strategy's scores put last: one page of each unseen site
+            add(frontier, f"http://new{k}.test/worse", anchor=0.01 * k)
+            add(frontier, f"http://new{k}.test/best", anchor=0.02 + 0.01 * k)
+        order = []
+        while batch := frontier.next_batch(4):
+            for request, _ in batch:  # every request answers before the next round
+                frontier.domains.record_response(request.url.split("/")[2], 200, 0.05)
+                order.append(request.url)
+        return order
+
+    order = release_order(0.1)
+    assert len(order) == len(set(order)) == 110
+    first_of_new = [url for url in order if url.startswith("http://new")][:5]
+    assert first_of_new == [f"http://new{k}.test/best" for k in (4, 3, 2, 1, 0)]  # best link of the best site first
+    # About one release in ten goes to a site nothing was fetched from.
+    assert order.index("http://new0.test/best") < 60
+    assert all(url.startswith("http://site.test/") for url in order[:60] if "/best" not in url)
+    assert release_order(0.0).index("http://new0.test/best") >= 100  # after every link of the known site
+
+
+@pytest.mark.parametrize("strategy", ["tres", "bestfirst", "gain"])
+def test_links_released_for_new_domains_are_released_once_and_their_ids_reused_safely(strategy):
+    frontier = make_frontier(strategy=strategy, new_domain_share=0.5)
+    rng = np.random.default_rng(3)
+    urls = []
+    for wave in range(3):  # ids of released entries are reused by the next wave
+        batch_urls = [f"http://d{int(rng.integers(40))}.test/{wave}/{i}" for i in range(150)]
+        for url in batch_urls:
+            add(frontier, url, anchor=float(rng.random()))
+        urls += batch_urls
+        released = [r.url for r, _ in drain(frontier, 8)]
+        assert sorted(released) == sorted(batch_urls)
+    assert len(frontier) == 0 and frontier.filtered["new_domain"] > 0
 
 
 def counting(select, selected):

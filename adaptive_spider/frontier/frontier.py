@@ -77,6 +77,7 @@ def _construct(cls: type[Strategy], frontier: Frontier, config: Any, rng: np.ran
 
 
 _ANCHOR_SIMILARITY = STATIC_NAMES.index("anchor_similarity")
+_DEPTH = STATIC_NAMES.index("depth")
 
 
 class FrontierListener(Protocol):
@@ -147,6 +148,20 @@ class Frontier:
         self.parked: dict[int, list[tuple[float, int, int, int]]] = {}
         self._load: DomainLoad | None = None
         self._parked_this_round = 0
+        # Domains nothing was released to yet (ADAPTIVE_NEW_DOMAIN_SHARE): domain -> key of its
+        # best queued link, (depth, -prior, arrival order, entry); and a heap of those keys with
+        # their domain, stale ones skipped when met. Nearest the seeds first: a start page's
+        # links to other sites are the user's own pointers, and a link's prior says little
+        # about a site none of whose pages was seen.
+        self.explore_share = (
+            float(getattr(config, "new_domain_share", 0.0)) if self.strategy.explores_new_domains else 0.0
+        )
+        self.new_domain_best: dict[int, tuple[float, float, int, int]] = {}
+        self.new_domain_heap: list[tuple[float, float, int, int, int]] = []
+        self.n_released = 0
+        self.n_explored = 0
+        # Entries released this round outside the strategy, which still holds their ids.
+        self._explored_now: set[int] = set()
 
     def __len__(self) -> int:
         return len(self.store)
@@ -174,7 +189,21 @@ class Frontier:
         self.strategy.push(tier, entry)
         if not request.dont_filter:
             self.queued_urls[request.url] = entry
+        if self.explore_share and not self.domains.profiles[domain_id].released:
+            self._note_new_domain_link(domain_id, entry, prior)
         return entry
+
+    def _note_new_domain_link(self, domain_id: int, entry: int, prior: float) -> None:
+        key = (float(self.store.static[entry, _DEPTH]), -prior, int(self.store.order[entry]), entry)
+        best = self.new_domain_best.get(domain_id)
+        if best is None or key < best or not self._is_current(best):
+            self.new_domain_best[domain_id] = key
+            heapq.heappush(self.new_domain_heap, (*key, domain_id))
+
+    def _is_current(self, key: tuple[float, float, int, int]) -> bool:
+        """Whether the entry of a key is still queued as the same link (ids are reused)."""
+        _, _, order, entry = key
+        return bool(self.store.live[entry]) and int(self.store.order[entry]) == order
 
     def top_tier(self) -> float:
         """The highest priority tier with queued entries (-inf when none)."""
@@ -240,6 +269,12 @@ class Frontier:
             store.static[entry, _ANCHOR_SIMILARITY] = similarity
             store.prior[entry] = prior + 0.0
         self.strategy.reorder()
+        if self.explore_share:  # the new domains' best links, by the new priors
+            self.new_domain_best, self.new_domain_heap = {}, []
+            for entry in entries:
+                domain_id = int(store.domain[entry])
+                if not self.domains.profiles[domain_id].released:
+                    self._note_new_domain_link(domain_id, entry, float(store.prior[entry]))
         return len(entries)
 
     # -- what strategies read (QueuedEntries) -------------------------------------------
@@ -326,26 +361,81 @@ class Frontier:
         self._unpark()
         self._parked_this_round = 0
         accepted: list[tuple[int, Choice]] = []
+        exploring = self._new_domain_links(n)
         try:
-            for tier in sorted((t for t, size in self.tier_sizes.items() if size), reverse=True):
-                while len(accepted) < n and self.strategy.count(tier) and not self._looked_far_enough(n):
-                    choices = [c for c in self.strategy.select(tier, n - len(accepted)) if self._still_queued(c.entry)]
-                    weak = [] if hold_below is None else [c for c in choices if self.store.prior[c.entry] < hold_below]
-                    for choice in choices:
-                        if choice in weak:
-                            self.strategy.push(tier, choice.entry)
-                        else:
-                            self._filter_by_domain(tier, choice, accepted)
-                    if weak:
-                        return self._release(accepted)
-                if accepted or self._looked_far_enough(n):
-                    break
+            held = self._select(n - len(exploring), n, hold_below, accepted)
+            self._explore(exploring, accepted)
+            if held:
+                return self._release(accepted)
+            if exploring and len(accepted) < n:  # the strategy had chosen some of them itself
+                held = self._select(n, n, hold_below, accepted)
             if not accepted:
                 # With parked entries, requests are in flight: a probe may still answer.
                 self._release_deferred(n, accepted, give_up_probes=not self.parked)
             return self._release(accepted)
         finally:
             self._load = None
+            self._explored_now.clear()
+
+    def _select(self, target: int, n: int, hold_below: float | None, accepted: list) -> bool:
+        """Accept the strategy's choices until ``target`` are accepted; whether a weak link
+        (prior below ``hold_below``) ended the round."""
+        for tier in sorted((t for t, size in self.tier_sizes.items() if size), reverse=True):
+            while len(accepted) < target and self.strategy.count(tier) and not self._looked_far_enough(n):
+                choices = [c for c in self.strategy.select(tier, target - len(accepted)) if self._still_queued(c.entry)]
+                weak = [] if hold_below is None else [c for c in choices if self.store.prior[c.entry] < hold_below]
+                for choice in choices:
+                    if choice in weak:
+                        self.strategy.push(tier, choice.entry)
+                    else:
+                        self._filter_by_domain(tier, choice, accepted)
+                if weak:
+                    return True
+            if accepted or self._looked_far_enough(n):
+                break
+        return False
+
+    def _new_domain_links(self, n: int) -> list[tuple[int, int]]:
+        """``(tier, entry)`` of the best links of domains nothing was released to yet, as many
+        as ``ADAPTIVE_NEW_DOMAIN_SHARE`` of all releases allows this round (the top tier only:
+        an explicit priority still comes first)."""
+        heap = self.new_domain_heap
+        if not self.explore_share or not heap:
+            return []
+        quota = min(n, int(self.explore_share * (self.n_released + n)) + 1 - self.n_explored)
+        top = self.top_tier()
+        found: list[tuple[int, int]] = []
+        while heap and len(found) < quota:
+            depth, prior, order, entry, domain_id = heapq.heappop(heap)
+            key = (depth, prior, order, entry)
+            if self.new_domain_best.get(domain_id) != key:
+                continue  # a better link of the domain came later: its own key is in the heap
+            del self.new_domain_best[domain_id]
+            if self.domains.profiles[domain_id].released or not self._is_current(key):
+                continue
+            tier = int(self.store.requests[entry].priority)
+            if tier == top:
+                found.append((tier, entry))
+        return found
+
+    def _explore(self, exploring: list[tuple[int, int]], accepted: list) -> None:
+        """Accept the new domains' links reserved for this round, unless the strategy chose them
+        (or another link of their domain) meanwhile."""
+        if not exploring:
+            return
+        chosen = {choice.entry for _, choice in accepted}
+        for tier, entry in exploring:
+            domain_id = int(self.store.domain[entry])
+            if entry in chosen or not self.store.live[entry] or self.domains.profiles[domain_id].released:
+                continue
+            if self._is_busy(domain_id):  # requests in flight, from before a restart
+                continue
+            prior = float(self.store.prior[entry])
+            tokens = self.store.tokens[entry] if self.strategy.reads_link_tokens else None
+            self._explored_now.add(entry)
+            self.n_explored += 1
+            self.filtered["new_domain"] += 1
+            self._accept(tier, Choice(entry, score=prior, prior=prior, tokens=tokens), accepted)
 
     def _looked_far_enough(self, n: int) -> bool:
         return self._parked_this_round >= BUSY_PASSES_PER_ROUND * n
@@ -473,9 +563,10 @@ class Frontier:
                 choice.features = vector
         released = []
         listener = self.listener
+        self.n_released += len(accepted)
         for tier, choice in accepted:
             choice.prior = float(self.store.prior[choice.entry])
-            request = self._take(tier, choice.entry)
+            request = self._take(tier, choice.entry, keep_id=choice.entry in self._explored_now)
             if listener is not None:
                 listener.on_released(choice.entry, request)
             released.append((request, choice))
@@ -495,9 +586,11 @@ class Frontier:
         if self.listener is not None:
             self.listener.on_dropped(entry)
 
-    def _take(self, tier: int, entry: int) -> Request:
+    def _take(self, tier: int, entry: int, keep_id: bool = False) -> Request:
+        """Remove a released or dropped entry; ``keep_id``: the strategy still holds its id
+        (it frees the id when it gives the entry back, see :meth:`_still_queued`)."""
         self.tier_sizes[tier] -= 1
-        request = self.store.take(entry)
+        request = self.store.take_keeping_id(entry) if keep_id else self.store.take(entry)
         if self.queued_urls.get(request.url) == entry:
             del self.queued_urls[request.url]
         return request

@@ -342,6 +342,16 @@ SECTIONS: tuple[Section, ...] = (
             ("ADAPTIVE_UNRELIABLE_MIN_ATTEMPTS", 5, integer(1), "... once they had at least this many attempts."),
             ("ADAPTIVE_DOMAIN_MAX_PAGES", 0, integer(0), "Most pages fetched per domain (0: no cap)."),
             (
+                "ADAPTIVE_NEW_DOMAIN_SHARE",
+                0.1,
+                real(0.0, 1.0),
+                (
+                    "Share of releases that may go to domains nothing was fetched from yet, one link each (the "
+                    "best one known): a site the strategy's scores cannot judge before seeing it gets one page, "
+                    "and then its pages speak for it (0: only the strategy's order)."
+                ),
+            ),
+            (
                 "ADAPTIVE_DOMAIN_IN_FLIGHT",
                 0,
                 integer(-1),

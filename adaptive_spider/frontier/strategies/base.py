@@ -99,6 +99,9 @@ class Strategy:
     learns = False
     #: Whether the frontier probes a never-fetched domain with one request first.
     probes_new_domains = True
+    #: Whether the frontier gives domains never fetched from a share of the releases
+    #: (``ADAPTIVE_NEW_DOMAIN_SHARE``): a focused order's scores cannot judge a site unseen.
+    explores_new_domains = True
     #: Whether the order depends on each entry's link prior: then a better link to a
     #: queued URL, found later, takes the place of the first one (see Frontier.take_better_link).
     ranks_by_link_prior = False

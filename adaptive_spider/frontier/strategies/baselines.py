@@ -37,6 +37,7 @@ class BreadthFirst(TierPools):
 
     name = "bfs"
     probes_new_domains = False
+    explores_new_domains = False
     pool_type = deque
 
     def select(self, tier: int, n: int) -> list[Choice]:
@@ -59,6 +60,7 @@ class RandomOrder(TierPools):
 
     name = "random"
     probes_new_domains = False
+    explores_new_domains = False
 
     def select(self, tier: int, n: int) -> list[Choice]:
         pool = self.pools[tier]
