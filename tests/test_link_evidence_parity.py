@@ -287,3 +287,45 @@ def test_a_spiders_own_link_text_is_kept_and_the_context_added():
     assert (ours.meta["link_text"], ours.meta["link_context"]) == ("the red planet", "Planets")
     assert safe.url == "http://a.test/caf%C3%A9%20x.html" and safe.meta["link_text"] == "Café"
     assert elsewhere.meta["link_text"] == "" and "link_context" not in elsewhere.meta
+
+
+def test_a_link_is_described_by_what_its_page_says_beside_it():
+    """An API listing names entries the query's words never match ("locks"); the summary
+    beside each name does, and it reaches every spider's request as ``link_description``."""
+    body = (
+        '<div class="menu"><a href="/locks.html">locks</a> <a href="/io.html">io</a></div>'
+        "<table><tr><td><p><a href='/locks.html'><code>locks</code></a></p></td>"
+        "<td><p>Mutual exclusion locks and condition variables for threads.</p></td></tr>"
+        "<tr><td><div><div><a href='/atomic.html'>atomic</a></div><div>(C++11)</div></div></td>"
+        "<td>Atomic operations on shared memory cells</td></tr></table>"
+        "<dl><dt><a href='/queue.html'>queue</a></dt><dd>A synchronized queue between producer threads</dd></dl>"
+        "<ul><li><a href='/mmap.html'>mmap</a> - memory-mapped file support</li>"
+        "<li><a href='/a.html'>a</a></li><li><a href='/b.html'>b</a></li></ul>"
+    )
+    response = _response("http://a.test/", _page("Library", body))
+    links = {link.url.rsplit("/", 1)[1]: link for link in PageLinks.of(response).followable}
+    # The menu names locks first; the table describes it, and the description is kept.
+    assert links["locks.html"].text == "locks"
+    assert links["locks.html"].description == "Mutual exclusion locks and condition variables for threads."
+    assert links["atomic.html"].description == "Atomic operations on shared memory cells"  # past the "(C++11)" tag
+    assert links["queue.html"].description == "A synchronized queue between producer threads"
+    assert links["mmap.html"].description == "- memory-mapped file support"
+    assert links["a.html"].description == ""  # the next item of a list is not a description
+    assert links["io.html"].description == ""
+    middleware = _middleware()
+    middleware.process_spider_input(response)
+    request = response.follow("/locks.html")
+    list(middleware.process_spider_output(response, [request]))
+    assert request.meta["link_description"] == links["locks.html"].description
+
+
+def test_the_description_counts_in_the_link_prior():
+    from adaptive_spider.frontier.linkevidence import link_evidence
+
+    state = _middleware().state
+    plain = Request("http://a.test/locks.html", meta={"link_text": "locks"})
+    described = Request(
+        "http://a.test/locks.html",
+        meta={"link_text": "locks", "link_description": "telescopes for observing planets and galaxies"},
+    )
+    assert link_evidence(described, state, 0).prior > link_evidence(plain, state, 0).prior

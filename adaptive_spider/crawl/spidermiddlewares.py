@@ -7,8 +7,10 @@ gives every request the spider yields the evidence the frontier ranks it by,
 whatever the spider: the page it was found on (``request.meta["adaptive_parent"]``,
 whose relevance is the link's parent score) and, from the page's own link to the
 request's URL, its anchor text (``request.meta["link_text"]``, the key Scrapy's
-CrawlSpider uses) and its context, the headings and list label it sits under
-(``request.meta["link_context"]``). A value the spider set itself is kept. The
+CrawlSpider uses), its context, the headings and list label it sits under
+(``request.meta["link_context"]``), and what the page says beside it, such as the next
+cell of its table row (``request.meta["link_description"]``). A value the spider set
+itself is kept. The
 page's links are parsed once per response (:meth:`CrawlState.links_of
 <adaptive_spider.crawl.state.CrawlState.links_of>`), the parse the ``focused``
 spider follows links from: a plain ``scrapy.Spider`` with a ``LinkExtractor`` or a
@@ -131,6 +133,8 @@ class PageOutputs:
             meta["link_text"] = link.text if link is not None else ""
         if link is not None and link.context and "link_context" not in meta:
             meta["link_context"] = link.context
+        if link is not None and link.description and "link_description" not in meta:
+            meta["link_description"] = link.description
         return output
 
     def close(self) -> None:

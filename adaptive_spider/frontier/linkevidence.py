@@ -45,6 +45,17 @@ def link_context(request: Request) -> str:
     return context if isinstance(context, str) else ""
 
 
+def link_surroundings(meta: Mapping[str, Any]) -> str:
+    """What is valued as a link's context: the headings and list label it was found under,
+    and what the page says beside it (``link_description``: its table row's next cell...)."""
+    context = meta.get("link_context") or ""
+    description = meta.get("link_description") or ""
+    context = context if isinstance(context, str) else ""
+    if description and isinstance(description, str):
+        return f"{context} {description}" if context else description
+    return context
+
+
 def parent_page(request: Request) -> int:
     """The page log id of the page a request's link was found on (-1: none)."""
     parent = request.meta.get(PARENT_KEY, -1)
@@ -79,7 +90,7 @@ def link_evidence(request: Request, state: CrawlState, round_discovered: int) ->
     preview = LinkPreview.of(request, state.terms, anchor)
     parent = parent_page(request)
     similarity, parent_score, prior = link_value(
-        state, preview.term_ids, anchor, request.url, link_context(request), parent
+        state, preview.term_ids, anchor, request.url, link_surroundings(meta), parent
     )
     static = static_vector(
         depth=int(meta.get("depth", 0) or 0),
@@ -110,10 +121,8 @@ def revalued_link(state: CrawlState, url: str, meta: Mapping[str, Any], parent: 
     the page it was found on), valued anew: the query expansion has changed since it was queued."""
     anchor = meta.get("link_text") or ""
     anchor = anchor if isinstance(anchor, str) else ""
-    context = meta.get("link_context") or ""
-    context = context if isinstance(context, str) else ""
     term_ids = state.terms.present_ids(link_preview_text(anchor, url))
-    similarity, _, prior = link_value(state, term_ids, anchor, url, context, parent)
+    similarity, _, prior = link_value(state, term_ids, anchor, url, link_surroundings(meta), parent)
     return similarity, prior
 
 

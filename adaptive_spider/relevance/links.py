@@ -13,6 +13,8 @@ link in a nested list, the label of the
 list item it is nested in ("Concurrent Execution" for the ``threading`` entry of
 a table of contents). Focused crawlers have long used such anchor context to
 judge links whose own anchor says little ("Aggregation" under "The model layer").
+Its *description* is what the page says right beside it: the next cell of its table
+row, the definition of its ``<dt>``, the text after it (see :func:`_description`).
 
 :class:`PageLinks` is that pass over one page, made once per response (the crawl
 state keeps it, ``CrawlState.links_of``): the focused spider follows its
@@ -48,6 +50,8 @@ class PageLink(NamedTuple):
     url: str
     text: str
     context: str
+    #: What the page says beside the link (see :func:`_description`).
+    description: str = ""
 
 
 class PageLinks:
@@ -74,7 +78,7 @@ class PageLinks:
     def of(cls, response: TextResponse) -> PageLinks:
         """The links of an HTML response (one pass over its parsed tree)."""
         links: dict[str, PageLink] = {}
-        followable: list[PageLink] = []
+        followable: list[str] = []
         own_url = response.url.split("#", 1)[0]
         root = response.selector.root
         body = root.find("body")
@@ -95,14 +99,21 @@ class PageLinks:
                 url = urljoin(href).split("#", 1)[0]
             except ValueError:  # a bogus URL (an unbalanced IPv6 bracket): no request can be made of it
                 continue
-            if url == own_url or url in links:
+            if url == own_url:
+                continue
+            if url in links:
+                first = links[url]
+                if not first.description:  # a menu names it first, the page's table describes it
+                    description = _description(element)
+                    if description:
+                        links[url] = first._replace(description=description)
                 continue
             label = _list_label(element)
             context = " ".join(part for part in (*outline, label) if part)
-            link = links[url] = PageLink(url, _text(element), context)
+            links[url] = PageLink(url, _text(element), context, _description(element))
             if _followable(url):
-                followable.append(link)
-        return cls(own_url, links, followable, response.encoding)
+                followable.append(url)
+        return cls(own_url, links, [links[url] for url in followable], response.encoding)
 
     def find(self, url: str) -> PageLink | None:
         """The page's link to ``url`` (its fragment ignored), None when the page has none.
@@ -155,6 +166,77 @@ def _list_label(link: Any) -> str:
         return ""
     first = next(outer.iter("a"), None)
     return _text(first) if first is not None and first is not link else ""
+
+
+#: Cells whose next sibling describes the link in them: tables, definition lists, and the
+#: grids of ``<div>``s that javadoc and rustdoc draw their tables with.
+_CELLS = frozenset({"td", "th", "dt", "div"})
+_DESCRIPTION_WORDS = 24
+
+
+def _description(link: Any) -> str:
+    """What a page says beside a link, beyond its anchor: the next cell of its table row
+    ("QMutex" | "Access serialization between threads"), the definition of a ``<dt>`` or,
+    for a link in the last cell of a row, the next row (Doxygen's member descriptions);
+    else the text right after the link ("threading -- Thread-based parallelism"). At most
+    24 words: an API listing's one-line summaries are what says which entry to open when
+    the names ("java.util.concurrent.locks", "Boost.Xpressive") share no word with the query.
+    """
+    node = link
+    for _ in range(4):  # the link's cell, through a <p>, <code>, <span> or inner cell around it
+        cell = node.getparent()
+        if cell is None:
+            break
+        if cell.tag in _CELLS:
+            if cell.tag == "div" and _links_in(cell) > 1:
+                break  # a <div> of several links is a menu, not a grid cell
+            beside = _next_element(cell)
+            if beside is None and cell.tag in ("td", "th"):
+                row = cell.getparent()
+                beside = _next_element(row) if row is not None and row.tag == "tr" else None
+            if beside is not None and (cell.tag != "dt" or beside.tag == "dd") and not _starts_with_link(beside):
+                words = _first_words(beside.itertext())
+                if words.count(" ") >= 2:  # "(C++11)" beside a name is a tag: the summary is further out
+                    return words
+        node = cell
+    return _first_words([link.tail]) if link.tail else ""
+
+
+def _starts_with_link(element: Any) -> bool:
+    """Whether an element's first text is a link's: the next item of a menu or list, not a description."""
+    for node in element.iter():
+        if node.tag == "a":
+            return True
+        if node.text and not node.text.isspace():
+            return False
+    return False
+
+
+def _next_element(element: Any) -> Any:
+    """The next sibling that is an element (not a comment or processing instruction)."""
+    beside = element.getnext()
+    while beside is not None and not isinstance(beside.tag, str):
+        beside = beside.getnext()
+    return beside
+
+
+def _links_in(element: Any) -> int:
+    count = 0
+    for _ in element.iter("a"):
+        count += 1
+        if count > 1:
+            break
+    return count
+
+
+def _first_words(texts: Any) -> str:
+    words: list[str] = []
+    for text in texts:
+        if text:
+            words.extend(text.split())
+            if len(words) >= _DESCRIPTION_WORDS:
+                break
+    return " ".join(words[:_DESCRIPTION_WORDS])
 
 
 def _followable(url: str) -> bool:
