@@ -12,7 +12,10 @@ fetch budget, the same ``allowed_domains`` (the offline web's hosts):
 * ``plain``: a plain ``scrapy.Spider`` yielding ``{"url": ...}`` and ``response.follow(link)``
   for every ``LinkExtractor()`` link, with ``ADDONS = {AdaptiveAddon: 0}`` and ``ADAPTIVE_QUERY``;
 * ``crawlspider``: a ``CrawlSpider`` with ``Rule(LinkExtractor(), callback=..., follow=True)``,
-  with the same two settings.
+  with the same two settings;
+* ``plain-stock``: the plain spider without the add-on, on Scrapy's own scheduler
+  (breadth-first, as the harness's ``stock``): what the project costs before the add-on.
+  ``plain`` against it is the add-on's own cost on that project (``speed_vs_plain_stock``).
 
 Prints per topic N90, R@1000 and pages/s of each, and the ratios of ``plain`` and
 ``crawlspider`` to ``focused`` measured in the same run (N90 ratio: lower is better, target
@@ -51,7 +54,7 @@ from benchmarks.harness.cli import (
     start_server,
     warm_server,
 )
-from benchmarks.harness.crawl import INTERRUPTED_REASON, CrawlOptions, crawl_settings, crawl_to_budget, stop
+from benchmarks.harness.crawl import INTERRUPTED_REASON, STOCK, CrawlOptions, crawl_settings, crawl_to_budget, stop
 from benchmarks.harness.metrics import Run
 from benchmarks.harness.progress import Progress
 from benchmarks.harness.topics import Labeler, Topic, TopicsError, load_topics
@@ -60,7 +63,10 @@ from spiders.focused import FocusedSpider
 PROJECT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = PROJECT / "benchmarks" / "results" / "focus_parity.json"
 ADDON = {"adaptive_spider.addon.AdaptiveAddon": 0}
-CONFIGS = ("focused", "plain", "crawlspider")
+CONFIGS = ("focused", "plain", "crawlspider", "plain-stock")
+#: The plain project without the add-on, and the configuration measured against it.
+PLAIN_STOCK = "plain-stock"
+PLAIN = "plain"
 REFERENCE = "focused"
 #: Targets of issue 15: N90 at most this times focused's, pages/s at least this times focused's.
 N90_TARGET = 1.15
@@ -102,12 +108,14 @@ class PagesCrawlSpider(CrawlSpider):
         yield {"url": response.url}
 
 
-SPIDERS = {"focused": FocusedSpider, "plain": PlainSpider, "crawlspider": PagesCrawlSpider}
+SPIDERS = {"focused": FocusedSpider, "plain": PlainSpider, "crawlspider": PagesCrawlSpider, PLAIN_STOCK: PlainSpider}
 
 
 def config_settings(config: str, topic: Topic, options: CrawlOptions) -> Settings:
     """The benchmark's settings of ``focused`` (the harness's, free order); a project's spider
     gets the same with the add-on alone in ADDONS and the query as ADAPTIVE_QUERY."""
+    if config == PLAIN_STOCK:
+        return crawl_settings(STOCK, options)
     settings = crawl_settings("tres", options)
     if config != "focused":
         settings.update({"ADDONS": ADDON, "ADAPTIVE_QUERY": topic.query}, priority="cmdline")
@@ -226,6 +234,10 @@ def summarize(session: Session) -> dict:
 
 
 def _add_ratios(per_config: dict, keep: bool = False) -> None:
+    plain, plain_stock = per_config.get(PLAIN), per_config.get(PLAIN_STOCK)
+    if plain is not None and plain_stock is not None:  # the add-on's own cost on the same project
+        plain["speed_vs_plain_stock"] = _ratio(plain["pages_per_s"], plain_stock["pages_per_s"])
+        plain["cpu_speed_vs_plain_stock"] = _ratio(plain["pages_per_cpu_s"], plain_stock["pages_per_cpu_s"])
     reference = per_config.get(REFERENCE)
     if reference is None:
         return
@@ -406,6 +418,12 @@ def main(argv: list[str] | None = None) -> int:
     meta["targets"] = {"n90_vs_focused_at_most": N90_TARGET, "speed_vs_focused_at_least": SPEED_TARGET}
     out.write_text(json.dumps({"benchmark": meta, **summary}, indent=1) + "\n", encoding="utf-8")
     print(table(summary))
+    overhead = summary["mean"].get(PLAIN, {})
+    if "speed_vs_plain_stock" in overhead:
+        print(
+            f"\nthe add-on on the plain project: pages/s {overhead['speed_vs_plain_stock']}x, "
+            f"pages/CPU-s {overhead['cpu_speed_vs_plain_stock']}x of the same project without it"
+        )
     print(f"\nwritten: {out}", file=sys.stderr)
     return 130 if session.interrupted else 0
 
