@@ -8,7 +8,10 @@ page cap or with too many failures is dropped (counted by reason); a slow domain
 is deferred until nothing faster is left; a domain with its share of requests in
 flight is passed over for other domains' (see :class:`~adaptive_spider.frontier.domains.DomainLoad`);
 and a domain never fetched before is probed with one request, the others waiting
-until it answers (a dead host costs one fetch, not a round of them).
+until it answers (a dead host costs one fetch, not a round of them). A share of each
+round (``ADAPTIVE_NEW_DOMAIN_SHARE``) goes to domains nothing was released to yet, one
+link each, whatever the strategy's scores: they cannot judge a site none of whose pages
+was seen.
 
 A :class:`FrontierListener` hears of every entry that joins or leaves (the
 sufficiency link values keep each queued link's expected gain that way), and a
@@ -368,7 +371,7 @@ class Frontier:
             if held:
                 return self._release(accepted)
             if exploring and len(accepted) < n:  # the strategy had chosen some of them itself
-                held = self._select(n, n, hold_below, accepted)
+                self._select(n, n, hold_below, accepted)
             if not accepted:
                 # With parked entries, requests are in flight: a probe may still answer.
                 self._release_deferred(n, accepted, give_up_probes=not self.parked)
