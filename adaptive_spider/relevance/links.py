@@ -25,6 +25,7 @@ evidence of the page's link to the same URL.
 from __future__ import annotations
 
 import posixpath
+from itertools import islice
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
@@ -188,7 +189,7 @@ def _description(link: Any) -> str:
         if cell is None:
             break
         if cell.tag in _CELLS:
-            if cell.tag == "div" and _links_in(cell) > 1:
+            if cell.tag == "div" and _has_several_links(cell):
                 break  # a <div> of several links is a menu, not a grid cell
             beside = _next_element(cell)
             if beside is None and cell.tag in ("td", "th"):
@@ -220,13 +221,8 @@ def _next_element(element: Any) -> Any:
     return beside
 
 
-def _links_in(element: Any) -> int:
-    count = 0
-    for _ in element.iter("a"):
-        count += 1
-        if count > 1:
-            break
-    return count
+def _has_several_links(element: Any) -> bool:
+    return next(islice(element.iter("a"), 1, None), None) is not None
 
 
 def _first_words(texts: Any) -> str:
