@@ -249,7 +249,7 @@ SECTIONS: tuple[Section, ...] = (
                 integer(1),
                 "Gradient steps between copies of the online network into the target network.",
             ),
-            ("ADAPTIVE_QNET_UPDATES_PER_PAGE", 2, integer(0, 1000), "Gradient steps per fetched page."),
+            ("ADAPTIVE_QNET_UPDATES_PER_PAGE", 1, integer(0, 1000), "Gradient steps per fetched page."),
             ("ADAPTIVE_QNET_NEXT_ACTIONS", 16, integer(0, 1000), "Outlinks of a page kept as its next-state actions."),
             (
                 "ADAPTIVE_WARMUP_PAGES",
