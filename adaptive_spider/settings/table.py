@@ -252,6 +252,18 @@ SECTIONS: tuple[Section, ...] = (
             ("ADAPTIVE_QNET_UPDATES_PER_PAGE", 1, integer(0, 1000), "Gradient steps per fetched page."),
             ("ADAPTIVE_QNET_NEXT_ACTIONS", 16, integer(0, 1000), "Outlinks of a page kept as its next-state actions."),
             (
+                "ADAPTIVE_SCORER_CHECK_PAGES",
+                64,
+                integer(0),
+                (
+                    "TRES ranks links by the link prior, the prior plus the link classifier's lift, or that plus the "
+                    "Q-network's correction: whichever predicted the relevance of the last this many pages best "
+                    "(each page predicted before any of them learns from it; the prior ranks until 32 pages are in, "
+                    "and another ranking takes over when its correlation with the relevance is 0.02 higher). 0: "
+                    "always the Q-network, as in the TRES paper."
+                ),
+            ),
+            (
                 "ADAPTIVE_WARMUP_PAGES",
                 8,
                 integer(0),

@@ -24,6 +24,7 @@ import numpy as np
 
 from adaptive_spider.frontier.features import N_FEATURES
 from adaptive_spider.frontier.learn.linkclassifier import LinkClassifier
+from adaptive_spider.frontier.learn.prequential import PrequentialSelector
 from adaptive_spider.frontier.learn.qnet import DoubleDQN
 from adaptive_spider.frontier.learn.tree import LeafPartition
 from adaptive_spider.frontier.strategies.base import (
@@ -216,6 +217,12 @@ class LinkRanked:
         return self.frontier.arrival_orders(entries)
 
 
+#: TRES' rankings of a link, simplest first: each adds a learned correction to the one before.
+SCORERS = ("prior", "link_classifier", "qnet")
+#: Pages before a learned ranking can be trusted over the link prior.
+_CHECK_MIN_PAGES = 32
+
+
 class Tres(LearningStrategy):
     """Tree-partitioned frontier with a double-DQN scorer (the default strategy).
 
@@ -248,6 +255,12 @@ class Tres(LearningStrategy):
             replay_size=config.qnet_replay_size,
             target_update=config.qnet_target_update,
             random_state=config.seed,
+        )
+        # Which ranking to trust: each learned correction must first predict rewards better.
+        check_pages = int(getattr(config, "scorer_check_pages", 0))
+        self.scorers = SCORERS if self.reads_link_tokens else (SCORERS[0], SCORERS[2])
+        self.referee = (
+            PrequentialSelector(self.scorers, window=check_pages, min_pages=_CHECK_MIN_PAGES) if check_pages else None
         )
         self.pool_class = BestLeafPool if config.tree_leaf_sampling == "best" else UniformLeafPool
         # Entries not yet in a leaf's pool, by tier: new, put back by the frontier, or re-partitioned.
@@ -315,8 +328,7 @@ class Tres(LearningStrategy):
             scores = self.rng.random(len(candidates))
         else:
             features = self.frontier.features(ids)
-            base = priors if tokens is None else priors + self.link_weight * self.links.lift(tokens)
-            scores = self.agent.predict(features, base)
+            scores = self._scores(features, priors, tokens)
         picked = self._pick(scores, n)
         picked_set = set(picked)
         unpicked: list[list[int]] = [[] for _ in pools]
@@ -337,6 +349,20 @@ class Tres(LearningStrategy):
             )
             for i in picked
         ]
+
+    @property
+    def scorer(self) -> str:
+        """The ranking trusted now (see ``ADAPTIVE_SCORER_CHECK_PAGES``)."""
+        return self.scorers[-1] if self.referee is None else self.referee.trusted_name
+
+    def _scores(self, features: np.ndarray, priors: np.ndarray, tokens: np.ndarray | None) -> np.ndarray:
+        scorer = self.scorer
+        if scorer == "prior":
+            return priors.astype(np.float64)
+        base = priors if tokens is None else priors + self.link_weight * self.links.lift(tokens)
+        if scorer == "link_classifier":
+            return base.astype(np.float64)
+        return self.agent.predict(features, base)
 
     def _pick(self, scores: np.ndarray, n: int) -> list[int]:
         """Best ``n`` candidate indexes, each replaced by a random one with probability epsilon."""
@@ -369,9 +395,16 @@ class Tres(LearningStrategy):
         link: np.ndarray | None = None,
     ) -> None:
         base = prior
+        row = None
         if link is not None and self.reads_link_tokens:
             row = link.reshape(1, -1)
             base = prior + self.link_weight * float(self.links.lift(row)[0])  # what the network corrects
+        if self.referee is not None:
+            # Predicted by each scorer before any of them learns from this page (prequential).
+            learned = float(self.agent.predict(x.reshape(1, -1), base)[0])
+            predictions = {"prior": prior, "link_classifier": base, "qnet": learned}
+            self.referee.record([predictions[name] for name in self.scorers], reward)
+        if row is not None:
             self.links.update(row[0], reward)
         self.agent.remember(x, base, reward, page_key)
         self.n_observed += 1
@@ -402,6 +435,7 @@ class Tres(LearningStrategy):
             "tree_refits": self.n_refits,
             "model_updates": self.agent.n_steps,
             "epsilon": round(self.epsilon, 4),
+            "scorer": self.scorer,
             **({"link_base_rate": round(self.links.base_rate, 4)} if self.reads_link_tokens else {}),
         }
 
@@ -413,6 +447,7 @@ class Tres(LearningStrategy):
             "n_refits": self.n_refits,
             "links": self.links.state_dict(),
             "n_rekeyed_at": self.n_rekeyed_at,
+            **({"referee": self.referee.state_dict()} if self.referee is not None else {}),
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -423,4 +458,6 @@ class Tres(LearningStrategy):
         if "links" in state:  # saved before the link classifier: it starts afresh
             self.links.load_state_dict(state["links"])
             self.n_rekeyed_at = state["n_rekeyed_at"]
+        if self.referee is not None and "referee" in state:
+            self.referee.load_state_dict(state["referee"])
         self.pools = {}
