@@ -7,7 +7,7 @@ from adaptive_spider.settings.config import AdaptiveConfig, ConfigError
 
 def test_defaults_are_valid():
     config = AdaptiveConfig.from_settings({})
-    assert config.strategy == "tres"
+    assert config.strategy == "bestfirst"
     assert config.qnet_hidden == (30, 15)
 
 

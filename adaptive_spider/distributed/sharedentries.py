@@ -31,12 +31,12 @@ def shared_priority(
 ) -> np.ndarray:
     """Score of new requests in the shared queue: their tier, then the strategy's value.
 
-    A strategy with a model (``tres``) gives its predicted Q-value; ``bfs`` and
-    ``dfs`` order by depth, ``random`` at random, and the others by the
-    learning-free link prior.
+    A strategy with a model (``tres``) gives its predicted Q-value while it trusts
+    its network (``Tres.scorer``); ``bfs`` and ``dfs`` order by depth, ``random`` at
+    random, and the others by the learning-free link prior.
     """
     agent = getattr(strategy, "agent", None)
-    if agent is not None and hasattr(agent, "predict"):
+    if agent is not None and hasattr(agent, "predict") and getattr(strategy, "scorer", "qnet") == "qnet":
         value = agent.predict(X, priors)
     elif strategy.name == "bfs":
         value = -X[:, _DEPTH]

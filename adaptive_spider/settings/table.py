@@ -129,7 +129,7 @@ SECTIONS: tuple[Section, ...] = (
         (
             (
                 "ADAPTIVE_STRATEGY",
-                "tres",
+                "bestfirst",
                 component(STRATEGIES, "Strategy", _strategy_check),
                 (
                     "How the frontier orders queued links: a built-in strategy, or the dotted path of a "

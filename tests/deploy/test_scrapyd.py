@@ -127,7 +127,7 @@ def test_a_scrapyd_job_runs_a_focused_crawl(project_copy, scrapyd, small_site, f
     # What scrapyd serves: the job's items and its log.
     items = [json.loads(line) for line in scrapyd.get(job["items_url"].lstrip("/")).splitlines()]
     log = scrapyd.get(job["log_url"].lstrip("/")).decode()
-    assert "AdaptiveScheduler: strategy tres" in log
+    assert "AdaptiveScheduler: strategy bestfirst" in log
     assert "'finish_reason': 'closespider_pagecount'" in log
     assert BUDGET <= len(items) <= BUDGET + 2 * 16  # pages on their way at the budget still arrive
     assert set(items[0]) == set(PageItem.fields)
@@ -184,5 +184,5 @@ def test_a_scrapyd_job_chooses_a_profile_by_its_addon(project_copy, scrapyd, sma
     overridden = log.split("Overridden settings:", 1)[1].split("}", 1)[0]
     for setting in ("'CONCURRENT_REQUESTS_PER_DOMAIN': 1", "'DOWNLOAD_DELAY': 1.0", "'AUTOTHROTTLE_ENABLED': True", "'DEPTH_LIMIT': 50"):
         assert setting in overridden, overridden
-    assert "AdaptiveScheduler: strategy tres" in log
+    assert "AdaptiveScheduler: strategy bestfirst" in log
     assert "'finish_reason': 'closespider_pagecount'" in log

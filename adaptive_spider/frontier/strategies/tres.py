@@ -224,7 +224,7 @@ _CHECK_MIN_PAGES = 32
 
 
 class Tres(LearningStrategy):
-    """Tree-partitioned frontier with a double-DQN scorer (the default strategy).
+    """Tree-partitioned frontier with a double-DQN scorer.
 
     With ``ADAPTIVE_LINK_CLASSIFIER`` above 0, an online link classifier
     (:class:`~adaptive_spider.frontier.learn.linkclassifier.LinkClassifier`) learns from
