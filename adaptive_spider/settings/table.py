@@ -81,7 +81,8 @@ LEAF_SAMPLING = ("best", "uniform")
 PAGE_FIELDS = ("title", "headings", "body", "url")
 PRIOR_PARTS = ("anchor", "context", "parent")
 STOP_CRITERIA = ("sufficient", "plateau", "no_promising_links")
-_PRIOR_WEIGHTS = {"anchor": 0.6, "context": 0.3, "parent": 0.1}
+#: The link prior's default weights (tuned on the dev topics in lockstep: docs/benchmarks.md).
+PRIOR_WEIGHTS = {"anchor": 0.6, "context": 0.3, "parent": 0.3}
 _FIELD_WEIGHTS = {"title": 2.0, "headings": 1.0, "body": 1.0, "url": 1.0}
 
 
@@ -174,8 +175,8 @@ SECTIONS: tuple[Section, ...] = (
             ),
             (
                 "ADAPTIVE_PRIOR_WEIGHTS",
-                _PRIOR_WEIGHTS,
-                parts_weights(PRIOR_PARTS, _PRIOR_WEIGHTS, "part", "at least one weight must be above 0"),
+                PRIOR_WEIGHTS,
+                parts_weights(PRIOR_PARTS, PRIOR_WEIGHTS, "part", "at least one weight must be above 0"),
                 (
                     "Weights of the learning-free link prior (bestfirst's order; TRES' baseline): anchor/URL "
                     "similarity, "

@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-PRIOR_WEIGHTS = {"anchor": 0.6, "context": 0.3, "parent": 0.1}
+from adaptive_spider.settings.table import PRIOR_WEIGHTS
+
 
 
 @dataclass
