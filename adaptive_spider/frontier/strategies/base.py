@@ -17,7 +17,6 @@ import numpy as np
 from adaptive_spider.settings.table import PRIOR_WEIGHTS
 
 
-
 @dataclass
 class Choice:
     """An entry chosen for release, with what explains the choice."""
