@@ -19,6 +19,7 @@ import numpy as np
 from adaptive_spider.frontier.features import static_vector
 from adaptive_spider.frontier.strategies.base import link_prior
 from adaptive_spider.relevance.linkpreview import LinkPreview
+from adaptive_spider.relevance.links import names_a_file
 from adaptive_spider.relevance.scoring import link_preview_text
 
 if TYPE_CHECKING:
@@ -113,6 +114,10 @@ def link_value(
     similarity = state.link_similarity(term_ids, anchor, url)
     context_similarity = state.context_similarity(context) if context else 0.0
     prior = link_prior(similarity, parent_score, context_similarity, state.config.prior_weights)
+    if names_a_file(url):
+        # Any spider may follow a "Show source" link whose URL repeats the query's words, but
+        # its file's relevance is 0 (not a page): last in the prior's order.
+        prior = 0.0
     return similarity, parent_score, prior
 
 

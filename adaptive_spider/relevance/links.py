@@ -240,3 +240,10 @@ def _followable(url: str) -> bool:
     if parts.scheme not in _SCHEMES or not parts.netloc:
         return False
     return posixpath.splitext(parts.path)[1].lower() not in _IGNORED
+
+
+def names_a_file(url: str) -> bool:
+    """Whether a URL's extension names a file that is not a web page (an archive, an image,
+    a source file: ``scrapy.linkextractors.IGNORED_EXTENSIONS`` and source and data formats),
+    which the focused spider does not follow and the page relevance scores 0."""
+    return posixpath.splitext(urlsplit(url).path)[1].lower() in _IGNORED
