@@ -23,6 +23,7 @@ from scrapy.settings import Settings
 from scrapy.spiders import CrawlSpider, Rule
 from scrapy.utils.test import get_crawler
 
+from adaptive_spider.crawl.scheduler import AdaptiveScheduler
 from adaptive_spider.crawl.spidermiddlewares import REPEATS_STAT, RelevanceMiddleware
 from adaptive_spider.crawl.state import PARENT_KEY, CrawlState
 from adaptive_spider.demo.site import DemoSite, serve
@@ -329,3 +330,24 @@ def test_the_description_counts_in_the_link_prior():
         meta={"link_text": "locks", "link_description": "telescopes for observing planets and galaxies"},
     )
     assert link_evidence(described, state, 0).prior > link_evidence(plain, state, 0).prior
+
+
+def test_a_link_to_a_file_that_is_not_a_page_goes_after_the_pages():
+    """A plain spider follows a Sphinx page's "Show source" link, whose URL repeats the
+    query's words; its file scores 0 (not a page), so the default order takes it after
+    any page with a sign of relevance."""
+    settings = {**TEST_SETTINGS, "ADAPTIVE_QUERY": "telescopes for observing planets", "ADAPTIVE_STRATEGY": "bestfirst"}
+    crawler = get_crawler(scrapy.Spider, settings)
+    crawler.spider = spider = scrapy.Spider.from_crawler(crawler, name="plain")
+    scheduler = AdaptiveScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    files = ["http://a.test/_sources/telescopes-planets.rst.txt", "http://a.test/downloads/telescopes-planets.zip"]
+    for url in files:
+        scheduler.enqueue_request(Request(url, meta={"link_text": "Show source"}))
+    scheduler.enqueue_request(Request("http://a.test/notes.html", meta={"link_text": "Observing notes"}))
+    scheduler.enqueue_request(Request("http://a.test/telescopes.html", meta={"link_text": "Telescopes"}))
+    released = []
+    while scheduler.has_pending_requests():
+        released.append(scheduler.next_request().url)
+    assert set(released[:2]) == {"http://a.test/telescopes.html", "http://a.test/notes.html"}
+    assert set(released[2:]) == set(files)
