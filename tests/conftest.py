@@ -50,6 +50,21 @@ def demo_site():
     server.shutdown()
 
 
+def serve_as_proxy(monkeypatch, answer):
+    """Serve ``answer(host, path)`` on 127.0.0.1 as every crawl's HTTP proxy (nothing leaves
+    the machine, whatever host a URL names); yields the proxy's URL, for a fixture."""
+    from benchmarks import localsite
+
+    server, base = localsite.serve(answer)
+    url = base.rstrip("/")
+    monkeypatch.setenv("http_proxy", url)
+    monkeypatch.setenv("https_proxy", url)
+    monkeypatch.delenv("no_proxy", raising=False)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
 def project_settings(**overrides) -> Settings:
     """The project's default profile with test overrides (quiet, no robots)."""
     settings = Settings()

@@ -18,9 +18,8 @@ from scrapy.crawler import CrawlerRunner
 
 from adaptive_spider.crawl.engine_internals import download_slot
 from adaptive_spider.crawl.state import CrawlState
-from benchmarks import localsite
 from spiders.focused import FocusedSpider
-from tests.conftest import crawl_test, project_settings, run_crawl
+from tests.conftest import crawl_test, project_settings, run_crawl, serve_as_proxy
 
 QUERY = "blue widget"
 PRODUCTS = 60
@@ -66,14 +65,7 @@ def _answer(host: str, path: str) -> tuple[int, bytes]:
 
 @pytest.fixture
 def proxy(monkeypatch):
-    server, base = localsite.serve(_answer)  # answers for the three hosts itself: nothing leaves 127.0.0.1
-    url = base.rstrip("/")
-    monkeypatch.setenv("http_proxy", url)
-    monkeypatch.setenv("https_proxy", url)
-    monkeypatch.delenv("no_proxy", raising=False)
-    yield url
-    server.shutdown()
-    server.server_close()
+    yield from serve_as_proxy(monkeypatch, _answer)  # it answers for every host itself
 
 
 @crawl_test

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import localsite
 from spiders.focused import FocusedSpider
-from tests.conftest import crawl_test, project_settings, run_crawl
+from tests.conftest import crawl_test, project_settings, run_crawl, serve_as_proxy
 
 QUERY = "blue widget assembly"
 # The manual is found after a few notes (in free order, up to ~90 fetches under load), its answers
@@ -48,14 +47,7 @@ def _answer(host: str, path: str) -> tuple[int, bytes]:
 
 @pytest.fixture
 def proxy(monkeypatch):
-    server, base = localsite.serve(_answer)
-    url = base.rstrip("/")
-    monkeypatch.setenv("http_proxy", url)
-    monkeypatch.setenv("https_proxy", url)
-    monkeypatch.delenv("no_proxy", raising=False)
-    yield url
-    server.shutdown()
-    server.server_close()
+    yield from serve_as_proxy(monkeypatch, _answer)  # it answers for every host itself
 
 
 async def _crawl(budget: int, **overrides):

@@ -13,6 +13,7 @@ it keeps.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -91,7 +92,7 @@ def link_evidence(request: Request, state: CrawlState, round_discovered: int) ->
     preview = LinkPreview.of(request, state.terms, anchor)
     parent = parent_page(request)
     similarity, parent_score, prior = link_value(
-        state, preview.term_ids, anchor, request.url, link_surroundings(meta), parent
+        state, preview.term_ids, anchor, request.url, link_surroundings(meta), parent, preview.is_file
     )
     static = static_vector(
         depth=int(meta.get("depth", 0) or 0),
@@ -106,15 +107,16 @@ def link_evidence(request: Request, state: CrawlState, round_discovered: int) ->
 
 
 def link_value(
-    state: CrawlState, term_ids: tuple[int, ...], anchor: str, url: str, context: str, parent: int
+    state: CrawlState, term_ids: tuple[int, ...], anchor: str, url: str, context: str, parent: int, is_file: bool
 ) -> tuple[float, float, float]:
     """``(anchor similarity, parent score, link prior)`` of a link whose preview shows the
-    query terms ``term_ids``, as the crawl (its statistics, its query expansion) values it now."""
+    query terms ``term_ids``, as the crawl (its statistics, its query expansion) values it now;
+    ``is_file``: the URL names a file that is not a page (``links.names_a_file``)."""
     parent_score = state.parent_score(parent)
     similarity = state.link_similarity(term_ids, anchor, url)
     context_similarity = state.context_similarity(context) if context else 0.0
     prior = link_prior(similarity, parent_score, context_similarity, state.config.prior_weights)
-    if names_a_file(url):
+    if is_file:
         # Any spider may follow a "Show source" link whose URL repeats the query's words, but
         # its file's relevance is 0 (not a page): last in the prior's order.
         prior = 0.0
@@ -127,7 +129,8 @@ def revalued_link(state: CrawlState, url: str, meta: Mapping[str, Any], parent: 
     anchor = meta.get("link_text") or ""
     anchor = anchor if isinstance(anchor, str) else ""
     term_ids = state.terms.present_ids(link_preview_text(anchor, url))
-    similarity, _, prior = link_value(state, term_ids, anchor, url, link_surroundings(meta), parent)
+    is_file = names_a_file(urlsplit(url).path)
+    similarity, _, prior = link_value(state, term_ids, anchor, url, link_surroundings(meta), parent, is_file)
     return similarity, prior
 
 

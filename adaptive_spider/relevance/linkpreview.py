@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from adaptive_spider.relevance.links import names_a_file
 from adaptive_spider.relevance.scoring import QueryTerms, url_words_of
 
 if TYPE_CHECKING:
@@ -21,12 +22,16 @@ if TYPE_CHECKING:
 class LinkPreview:
     """What a queued link's URL and anchor text tell before it is fetched."""
 
-    __slots__ = ("domain", "path_depth", "has_query", "term_ids")
+    __slots__ = ("domain", "path_depth", "has_query", "term_ids", "is_file")
 
-    def __init__(self, domain: str, path_depth: int, has_query: bool, term_ids: tuple[int, ...]) -> None:
+    def __init__(
+        self, domain: str, path_depth: int, has_query: bool, term_ids: tuple[int, ...], is_file: bool = False
+    ) -> None:
         self.domain = domain
         self.path_depth = path_depth
         self.has_query = has_query
+        #: Whether the URL names a file that is not a page (``links.names_a_file``).
+        self.is_file = is_file
         #: Indexes of the query terms in the anchor text and URL words, ascending.
         self.term_ids = term_ids
 
@@ -46,4 +51,5 @@ class LinkPreview:
             words = f"{hostname} {parts.path} {parts.query}".lower().replace("_", " ")
         term_ids = terms.present_ids(f"{anchor.lower()} {words}")
         depth = sum(1 for segment in parts.path.split("/") if segment)
-        return cls(hostname.lower(), depth, bool(parts.query), term_ids)  # lower: an IPv6 zone keeps its case
+        # lower: an IPv6 zone keeps its case
+        return cls(hostname.lower(), depth, bool(parts.query), term_ids, names_a_file(parts.path))

@@ -242,8 +242,8 @@ def _followable(url: str) -> bool:
     return posixpath.splitext(parts.path)[1].lower() not in _IGNORED
 
 
-def names_a_file(url: str) -> bool:
-    """Whether a URL's extension names a file that is not a web page (an archive, an image,
-    a source file: ``scrapy.linkextractors.IGNORED_EXTENSIONS`` and source and data formats),
-    which the focused spider does not follow and the page relevance scores 0."""
-    return posixpath.splitext(urlsplit(url).path)[1].lower() in _IGNORED
+def names_a_file(path: str) -> bool:
+    """Whether a URL path's extension names a file that is not a web page (an archive, an
+    image, a source file: ``scrapy.linkextractors.IGNORED_EXTENSIONS`` and source and data
+    formats), which the focused spider does not follow and the page relevance scores 0."""
+    return posixpath.splitext(path)[1].lower() in _IGNORED
