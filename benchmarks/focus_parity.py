@@ -43,6 +43,8 @@ from scrapy.linkextractors import LinkExtractor
 from scrapy.settings import Settings
 from scrapy.spiders import CrawlSpider, Rule
 
+from adaptive_spider.settings.config import default_values
+from adaptive_spider.settings.table import STRATEGIES
 from benchmarks.harness.cli import (
     BadInput,
     _log_to_file,
@@ -71,6 +73,8 @@ REFERENCE = "focused"
 #: Targets of issue 15: N90 at most this times focused's, pages/s at least this times focused's.
 N90_TARGET = 1.15
 SPEED_TARGET = 0.95
+#: What a user gets: the strategy of the default settings.
+DEFAULT_STRATEGY = default_values()["ADAPTIVE_STRATEGY"]
 METRICS = ("N50", "N90", "R@1000", "pages_per_s", "pages_per_cpu_s")
 
 
@@ -111,12 +115,13 @@ class PagesCrawlSpider(CrawlSpider):
 SPIDERS = {"focused": FocusedSpider, "plain": PlainSpider, "crawlspider": PagesCrawlSpider, PLAIN_STOCK: PlainSpider}
 
 
-def config_settings(config: str, topic: Topic, options: CrawlOptions) -> Settings:
-    """The benchmark's settings of ``focused`` (the harness's, free order); a project's spider
-    gets the same with the add-on alone in ADDONS and the query as ADAPTIVE_QUERY."""
+def config_settings(config: str, topic: Topic, options: CrawlOptions, strategy: str = DEFAULT_STRATEGY) -> Settings:
+    """The benchmark's settings of ``focused`` (the harness's, free order, with the strategy
+    measured: the default unless ``--strategy`` names another); a project's spider gets the
+    same with the add-on alone in ADDONS and the query as ADAPTIVE_QUERY."""
     if config == PLAIN_STOCK:
         return crawl_settings(STOCK, options)
-    settings = crawl_settings("tres", options)
+    settings = crawl_settings(strategy, options)
     if config != "focused":
         settings.update({"ADDONS": ADDON, "ADAPTIVE_QUERY": topic.query}, priority="cmdline")
     return settings
@@ -129,8 +134,10 @@ def spider_arguments(config: str, topic: Topic, hosts: list[str]) -> dict[str, s
     return arguments
 
 
-async def run_config(topic: Topic, config: str, options: CrawlOptions, hosts: list[str], **hooks) -> Run:
-    crawler = CrawlerRunner(config_settings(config, topic, options)).create_crawler(SPIDERS[config])
+async def run_config(
+    topic: Topic, config: str, options: CrawlOptions, hosts: list[str], strategy: str = DEFAULT_STRATEGY, **hooks
+) -> Run:
+    crawler = CrawlerRunner(config_settings(config, topic, options, strategy)).create_crawler(SPIDERS[config])
     return await crawl_to_budget(
         crawler, Run(topic.id, config), options.budget, spider_arguments(config, topic, hosts), **hooks
     )
@@ -139,8 +146,9 @@ async def run_config(topic: Topic, config: str, options: CrawlOptions, hosts: li
 class Session:
     """Every crawl of the benchmark, in turn; Ctrl-C stops the running one and keeps the rest."""
 
-    def __init__(self, topics, labels, configs, options, repeat, hosts, progress, warmup=True):
-        self.topics, self.labels, self.configs = topics, labels, configs
+    def __init__(self, topics, labels, configs, options, repeat, hosts, progress, warmup=True,
+                 strategy=DEFAULT_STRATEGY):  # fmt: skip
+        self.topics, self.labels, self.configs, self.strategy = topics, labels, configs, strategy
         self.options, self.repeat, self.hosts, self.progress = options, repeat, hosts, progress
         self.warmup = warmup
         self.runs: dict[str, dict[str, list[Run]]] = {topic.id: {c: [] for c in configs} for topic in topics}
@@ -163,7 +171,7 @@ class Session:
             options = CrawlOptions(**{**vars(self.options), "budget": min(100, self.options.budget)})
             for config in self.configs:  # every spider's first calls, unmeasured
                 self.progress.note(f"warm-up: {options.budget} pages of {topic.id} with {config}, not measured")
-                await run_config(topic, config, options, self.hosts, on_crawler=self._started)
+                await run_config(topic, config, options, self.hosts, self.strategy, on_crawler=self._started)
         for topic in self.topics:
             relevant = self.labels[topic.id]
             for repeat in range(self.repeat):  # interleaved: a slower moment of the machine hits every config
@@ -172,8 +180,9 @@ class Session:
                         return
                     self.progress.begin(topic.id, config, repeat, self.repeat, relevant)
                     run = await run_config(
-                        topic, config, self.options, self.hosts, on_fetch=self.progress.update, on_crawler=self._started
-                    )
+                        topic, config, self.options, self.hosts, self.strategy,
+                        on_fetch=self.progress.update, on_crawler=self._started,
+                    )  # fmt: skip
                     self.crawler = None
                     if run.finish_reason == INTERRUPTED_REASON:
                         return
@@ -353,6 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repeat", type=int, default=1, help="crawls per topic and configuration (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="ADAPTIVE_SEED (default 0)")
     parser.add_argument(
+        "--strategy", default=DEFAULT_STRATEGY,
+        help=f"ADAPTIVE_STRATEGY of every configuration but plain-stock (default: the default, {DEFAULT_STRATEGY})",
+    )  # fmt: skip
+    parser.add_argument(
         "--out", default=str(DEFAULT_OUT), help=f"results JSON (default {DEFAULT_OUT.relative_to(PROJECT)})"
     )
     parser.add_argument("--no-warmup", action="store_true", help="skip the server's and each spider's warm-up")
@@ -375,6 +388,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not configs or any(c not in CONFIGS for c in configs):
             raise BadInput(f"--configs: choose from {', '.join(CONFIGS)}")
+        if args.strategy not in STRATEGIES and "." not in args.strategy:
+            raise BadInput(
+                f"--strategy: unknown {args.strategy}; choose from {', '.join(STRATEGIES)} or a dotted class path"
+            )
         if args.budget < 1 or args.repeat < 1:
             raise BadInput("--budget and --repeat must be >= 1")
         if not args.topics:
@@ -398,7 +415,17 @@ def main(argv: list[str] | None = None) -> int:
     _log_to_file(log)
     options = CrawlOptions(budget=args.budget, seed=args.seed, order="free")
     progress = Progress(len(topics) * len(configs) * args.repeat, args.budget, interval=args.progress_interval)
-    session = Session(topics, labels, configs, options, args.repeat, hosts, progress, warmup=not args.no_warmup)
+    session = Session(
+        topics,
+        labels,
+        configs,
+        options,
+        args.repeat,
+        hosts,
+        progress,
+        warmup=not args.no_warmup,
+        strategy=args.strategy,
+    )
     # The commit as measured: read before the crawls, not after (edits during a long run).
     meta = run_metadata(
         argparse.Namespace(web="small", topics=args.topics, labels_from="rules", folder=None, budget=args.budget,
@@ -406,6 +433,7 @@ def main(argv: list[str] | None = None) -> int:
                            replay=""),
         configs, argv,
     )  # fmt: skip
+    meta["adaptive_strategy"] = args.strategy
     began = time.perf_counter()
     with start_server(argparse.Namespace(web="small", folder=None, host=None)) as proxy:
         if session.warmup:
