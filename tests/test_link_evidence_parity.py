@@ -320,6 +320,28 @@ def test_a_link_is_described_by_what_its_page_says_beside_it():
     assert request.meta["link_description"] == links["locks.html"].description
 
 
+def test_headings_title_the_links_of_lists_and_tables_not_those_of_running_text():
+    """A reference page's heading ("Telescopes") says what the page is about; a link in
+    its prose goes wherever the sentence does, so only listed links take the heading."""
+    body = (
+        "<h2>Telescopes</h2>"
+        "<p>Mount it as the <a href='/settings.html'>settings</a> say, "
+        "<em><a href='/time.html'>in local time</a></em>.</p>"
+        "<ul><li><a href='/refractors.html'>Refractors</a></li>"
+        "<li><p><a href='/reflectors.html'>Reflectors</a> with mirrors</p></li></ul>"
+        "<table><tr><td><p><a href='/mounts.html'>Mounts</a></p></td></tr></table>"
+        "<a href='/eyepieces.html'>Eyepieces</a>"
+    )
+    links = {
+        link.url.rsplit("/", 1)[1]: link for link in PageLinks.of(_response("http://a.test/", _page("Guide", body)))
+        .followable
+    }  # fmt: skip
+    assert links["settings.html"].context == links["time.html"].context == ""
+    assert links["settings.html"].description == "say,"  # what the sentence says beside it stays
+    for listed in ("refractors.html", "reflectors.html", "mounts.html", "eyepieces.html"):
+        assert links[listed].context == "Telescopes", listed
+
+
 def test_the_description_counts_in_the_link_prior():
     from adaptive_spider.frontier.linkevidence import link_evidence
 

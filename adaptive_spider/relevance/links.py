@@ -13,6 +13,10 @@ link in a nested list, the label of the
 list item it is nested in ("Concurrent Execution" for the ``threading`` entry of
 a table of contents). Focused crawlers have long used such anchor context to
 judge links whose own anchor says little ("Aggregation" under "The model layer").
+The headings count for a link in a list, a table or a menu, which they title, not
+for a link in running text: a paragraph of the QuerySet reference links to time
+zones and settings under the heading "QuerySet API", which says what the page is
+about (its relevance already does) and nothing of where those links go.
 Its *description* is what the page says right beside it: the next cell of its table
 row, the definition of its ``<dt>``, the text after it (see :func:`_description`).
 
@@ -84,6 +88,7 @@ class PageLinks:
         root = response.selector.root
         body = root.find("body")
         outline = [""] * len(_HEADINGS)
+        paragraphs: dict[Any, bool] = {}  # whether each paragraph met is prose
         urljoin = response.urljoin
         for element in (body if body is not None else root).iter():
             tag = element.tag
@@ -110,7 +115,8 @@ class PageLinks:
                         links[url] = first._replace(description=description)
                 continue
             label = _list_label(element)
-            context = " ".join(part for part in (*outline, label) if part)
+            in_prose = _in_running_text(element, paragraphs)
+            context = label if in_prose else " ".join(part for part in (*outline, label) if part)
             links[url] = PageLink(url, _text(element), context, _description(element))
             if _followable(url):
                 followable.append(url)
@@ -150,6 +156,40 @@ def extract_links(response: TextResponse) -> list[PageLink]:
 # Elements are lxml's (no type information).
 def _text(element: Any) -> str:
     return " ".join(" ".join(element.itertext()).split())
+
+
+#: Elements that hold a link as an entry of a list, a table or a menu (which headings title).
+_ENTRY_HOLDERS = frozenset({"li", "td", "th", "dt", "nav", "ul", "ol", "table"})
+
+
+#: Words of its own (outside its links) that make a paragraph prose, not a line of links.
+_PROSE_WORDS = 3
+
+
+def _in_running_text(link: Any, prose: dict[Any, bool]) -> bool:
+    """Whether a link sits in a paragraph of prose, not in a list, a table or a menu (a
+    paragraph inside a list item or a table cell is the entry's own text; a paragraph
+    of links only is a list). ``prose`` caches the answer per paragraph for the page."""
+    node = link.getparent()
+    for _ in range(4):  # through <em>, <code>, <span> around the link
+        if node is None or node.tag in _ENTRY_HOLDERS:
+            return False
+        if node.tag == "p":
+            answer = prose.get(node)
+            if answer is None:
+                holder = node.getparent()
+                answer = prose[node] = (holder is None or holder.tag not in _ENTRY_HOLDERS) and _own_words(
+                    node
+                ) >= _PROSE_WORDS
+            return answer
+        node = node.getparent()
+    return False
+
+
+def _own_words(paragraph: Any) -> int:
+    """Words of a paragraph outside its links."""
+    words = len(_text(paragraph).split())
+    return words - sum(len(_text(anchor).split()) for anchor in paragraph.iter("a"))
 
 
 def _list_label(link: Any) -> str:
