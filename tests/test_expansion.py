@@ -10,7 +10,7 @@ import pytest
 from scrapy import Request
 
 from adaptive_spider.demo.site import DemoSite, serve
-from adaptive_spider.relevance.expansion import QueryExpansion, mix
+from adaptive_spider.relevance.expansion import QueryExpansion, is_variant, mix
 from adaptive_spider.relevance.pagetext import PageFields
 from adaptive_spider.relevance.scoring import QueryTerms
 from spiders.focused import FocusedSpider
@@ -165,6 +165,68 @@ def test_revaluing_the_queue_keeps_every_entry_once(strategy):
     if strategy == "bestfirst":  # the new priors decide: the highest numbers first
         after = [int(url.rsplit("/", 1)[1]) for url in released[10 + ready :]]
         assert after == sorted(after, reverse=True)
+
+
+def test_a_variant_spells_a_query_word_otherwise():
+    assert is_variant("asynchronous", "asyncio") and is_variant("executor", "execution")
+    assert is_variant("synchronization", "synchronize")
+    assert not is_variant("async", "asyncio")  # a shorter form matches all the query word does, and more
+    assert not is_variant("creat", "create")
+    assert not is_variant("multiple", "multicolumn")  # "multi" is not most of either word
+    assert not is_variant("nebula", "galaxy") and not is_variant("direction", "directory")
+
+
+def variant_feedback(n: int = 40) -> list[tuple[PageFields, float]]:
+    """Relevant pages that say "asynchronous" (a variant of the query's "asyncio") and "nebula"
+    (no variant of any query word) on every page; unrelated pages that say neither."""
+    pages = []
+    for i in range(n):
+        if i % 4 == 0:
+            body = "asynchronous nebula " * 9
+            pages.append((PageFields(f"http://s.test/async/{i}.html", f"Asyncio loops {i}", "Nebula", body), 0.9))
+        else:
+            pages.append((PageFields(f"http://s.test/misc/{i}.html", f"Misc {i}", "", "kitchen garden " * 5), 0.0))
+    return pages
+
+
+def test_by_default_only_the_variants_of_the_query_words_join_it():
+    """A word every relevant page shares but that spells no query word is the best pages'
+    neighbouring topic, not the query's: by default the links it names keep their value,
+    while a link that spells a query word otherwise ("Asynchronous sockets") is lifted."""
+    scheduler = make_scheduler(ADAPTIVE_QUERY="asyncio event loops", ADAPTIVE_STRATEGY="bestfirst")
+    state = scheduler.state
+    assert state.expansion.variants_only  # the default
+    anchors = {"http://foo.test/variant": "Asynchronous sockets", "http://foo.test/neighbour": "Nebula catalogue"}
+    for url, anchor in anchors.items():
+        scheduler.enqueue_request(Request(url, meta={"link_text": anchor}))
+    priors = {url: scheduler.frontier.prior_of(scheduler.frontier.queued_urls[url]) for url in anchors}
+    assert priors == {url: 0.0 for url in anchors}
+    for page, relevance in variant_feedback():
+        if state.expansion.observe(page, relevance):
+            state._expansion_changed()
+    assert state.expansion.terms == ["asynchronous"]
+    frontier = scheduler.frontier
+    assert frontier.prior_of(frontier.queued_urls["http://foo.test/variant"]) > 0.0
+    assert frontier.prior_of(frontier.queued_urls["http://foo.test/neighbour"]) == 0.0
+    # RM3's feedback takes both.
+    feedback = QueryExpansion(QueryTerms("asyncio event loops"), min_background=8)
+    for page, relevance in variant_feedback():
+        feedback.observe(page, relevance)
+    assert {"asynchronous", HIDDEN} <= set(feedback.terms)
+
+
+def test_the_expansion_setting_names_its_modes():
+    from adaptive_spider.settings.config import AdaptiveConfig
+    from adaptive_spider.settings.parsers import ConfigError
+
+    def mode(value):
+        return AdaptiveConfig.from_settings({"ADAPTIVE_EXPANSION": value}).expansion
+
+    assert [mode(v) for v in ("variants", "Feedback", "off", True, "false", "1")] == [
+        "variants", "feedback", "off", "feedback", "off", "feedback",
+    ]  # fmt: skip
+    with pytest.raises(ConfigError, match="ADAPTIVE_EXPANSION: unknown value 'varients'; choose one of variants"):
+        mode("varients")
 
 
 def test_the_two_mixes():

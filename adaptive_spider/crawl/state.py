@@ -142,9 +142,10 @@ class CrawlState:
         # -- query expansion: words of the best pages so far, mixed into a link's similarity --
         self.expansion = QueryExpansion(
             self.terms,
-            n_terms=config.expansion_terms if config.expansion else 0,
+            n_terms=config.expansion_terms if config.expansion != "off" else 0,
             feedback_pages=config.expansion_pages,
             min_relevance=config.relevant_threshold,
+            variants_only=config.expansion == "variants",
         )
         self._context_expansion = functools.lru_cache(maxsize=CONTEXT_MEMO_SIZE)(self._expansion_of_context)
         # Times the queued links were valued anew for a changed expansion, and the pages fetched then.

@@ -10,6 +10,14 @@ headings above all, and rare in the crawl's background (document frequencies ove
 every fetched page). The ``n_terms`` best become *expansion terms*, weighted by that
 score and matched as the query terms are (light stems, prefixes from four letters).
 
+By default (``variants``) an expansion term must also be a *variant* of a query word: the
+two share their first five letters and most of the shorter one's ("asynchronous" and
+"asyncio", "executor" and "execution"), and the term is no shorter form of the query word
+("creat" of "create" matches every word the query word does, and more). Any frequent
+word (``feedback``, RM3's rule) also brings the best pages' neighbouring topics: on the
+held-out topics it drew the crawl off topic, while the variants of the query's own words
+keep to it and find the pages that spell them otherwise.
+
 The expansion is a separate matcher, not more query terms: the query terms' ids are
 shared by the page scorer's statistics, the link previews, the sufficiency estimator and
 the link values, which keep their meaning. The frontier mixes it into a link's
@@ -48,6 +56,10 @@ PAGE_TERMS = 128
 BODY_CHARS = 10_000
 #: How much each field's word distribution counts in a feedback page's words.
 FIELD_WEIGHTS = {"title": 3.0, "url": 2.0, "headings": 1.5, "body": 0.25}
+#: Letters a variant shares with the query word it spells otherwise, at least, and the
+#: share of the shorter word's letters they must be ("multiple" is no variant of "multicolumn").
+VARIANT_PREFIX = 5
+VARIANT_SHARE = 0.7
 #: Words of the crawl's web addresses and pages' chrome, never expansion terms.
 _NOISE = ENGLISH_STOP_WORDS | frozenset(
     {"http", "https", "www", "html", "htm", "php", "asp", "aspx", "index", "com", "org", "net", "test", "en"}
@@ -80,6 +92,19 @@ def _distinct_stems(text: str, memo: dict[str, str]) -> set[str]:
     return {memo[word] for word in words}
 
 
+def is_variant(stem: str, query_term: str) -> bool:
+    """Whether ``stem`` spells the query word ``query_term`` otherwise: a long common start,
+    and not a shorter form of it (which would match more than the query word does)."""
+    if query_term.startswith(stem):
+        return False
+    common = 0
+    for a, b in zip(stem, query_term):
+        if a != b:
+            break
+        common += 1
+    return common >= VARIANT_PREFIX and common >= VARIANT_SHARE * min(len(stem), len(query_term))
+
+
 class QueryExpansion:
     """Expansion terms learned from the crawl's best pages (pseudo-relevance feedback).
 
@@ -103,6 +128,8 @@ class QueryExpansion:
         Largest share of the fetched pages a term may occur on (site chrome is not a topic).
     max_vocabulary : int
         Most words whose document frequency the background keeps.
+    variants_only : bool
+        Keep only the terms that are variants of a query word (:func:`is_variant`).
     """
 
     def __init__(
@@ -115,6 +142,7 @@ class QueryExpansion:
         min_background: int = 32,
         max_df: float = 0.5,
         max_vocabulary: int = 100_000,
+        variants_only: bool = False,
     ) -> None:
         self.query = query
         self.n_terms = n_terms
@@ -124,6 +152,7 @@ class QueryExpansion:
         self.min_background = min_background
         self.max_df = max_df
         self.max_vocabulary = max_vocabulary
+        self.variants_only = variants_only
         self.n_pages = 0
         self.doc_freq: dict[str, int] = {}
         #: ``(relevance, -arrival, {stem: weight})`` of the feedback pages, best first.
@@ -238,6 +267,8 @@ class QueryExpansion:
         for stem, value in mass.items():
             df = self.doc_freq.get(stem, 1)
             if support[stem] < min_support or df > self.max_df * n or self._excluded(stem):
+                continue
+            if self.variants_only and not any(is_variant(stem, term) for term in self.query.terms):
                 continue
             scored.append((value * math.log((n + 1) / (df + 0.5)), stem))
         scored.sort(key=lambda item: (-item[0], item[1]))

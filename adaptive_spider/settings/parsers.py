@@ -150,6 +150,24 @@ def choice(options: tuple[str, ...] | Callable[[], tuple[str, ...]]) -> Parser:
     return Parser(read, lambda: "one of " + ", ".join(allowed()))
 
 
+def choice_or_bool(options: tuple[str, ...], when_true: str, when_false: str) -> Parser:
+    """One of ``options``, or a boolean read as ``when_true`` / ``when_false`` (a setting that
+    was a switch and grew modes: the projects that set it to True keep what they had)."""
+    pick = choice(options)
+
+    def read(raw: Any, name: str) -> str:
+        if isinstance(raw, str) and raw.strip().lower() in options:
+            return pick(raw, name)
+        try:
+            return when_true if parse_bool(raw, name) else when_false
+        except ConfigError:
+            raise ConfigError(
+                f"{name}: unknown value {raw!r}; choose one of {', '.join(options)} (or true for {when_true!r})"
+            ) from None
+
+    return Parser(read, f"one of {', '.join(options)}; true means {when_true}, false {when_false}")
+
+
 BOOLEAN = Parser(parse_bool, "bool (true/false, yes/no, on/off, 1/0)")
 TEXT = Parser(lambda raw, name: str(raw or "").strip(), "text")
 TERMS = Parser(lambda raw, name: tuple(parse_list(raw, name)), "list or comma-separated text")

@@ -40,6 +40,7 @@ from adaptive_spider.settings.parsers import (
     Parser,
     checked_by_reader,
     choice,
+    choice_or_bool,
     criteria,
     integer,
     parts_weights,
@@ -78,6 +79,7 @@ class Section:
 STRATEGIES = ("tres", "linkgroups", "bestfirst", "gain", "bfs", "dfs", "random")
 RELEVANCE_MODELS = ("bm25",)
 LEAF_SAMPLING = ("best", "uniform")
+EXPANSION_MODES = ("variants", "feedback", "off")
 PAGE_FIELDS = ("title", "headings", "body", "url")
 PRIOR_PARTS = ("anchor", "context", "parent")
 STOP_CRITERIA = ("sufficient", "plateau", "no_promising_links")
@@ -485,11 +487,13 @@ SECTIONS: tuple[Section, ...] = (
         (
             (
                 "ADAPTIVE_EXPANSION",
-                False,
-                BOOLEAN,
+                "variants",
+                choice_or_bool(EXPANSION_MODES, when_true="feedback", when_false="off"),
                 (
-                    "Learn expansion terms from the crawl's best pages (off by default: on the held-out topics it "
-                    "drew the crawl off topic, docs/benchmarks.md; False: links are scored by the query alone)."
+                    "Which words of the crawl's best pages join the query's: \"variants\", the words that spell a "
+                    'query word otherwise ("asynchronous" and "asyncio": most of their letters in common); '
+                    '"feedback", any word frequent there and rare in the crawl (RM3\'s pseudo-relevance feedback, '
+                    'which drew the held-out topics off topic, docs/benchmarks.md); "off": the query alone.'
                 ),
             ),
             ("ADAPTIVE_EXPANSION_TERMS", 10, integer(1, 64), "Expansion terms kept."),
