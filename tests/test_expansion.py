@@ -171,7 +171,9 @@ def test_a_variant_spells_a_query_word_otherwise():
     assert is_variant("asynchronous", "asyncio") and is_variant("executor", "execution")
     assert is_variant("synchronization", "synchronize")
     assert not is_variant("async", "asyncio")  # a shorter form matches all the query word does, and more
+    assert is_variant("async", "asyncio", is_word=True)  # unless the pages say it as a word: "async def"
     assert not is_variant("creat", "create")
+    assert not is_variant("asyncio", "asyncio", is_word=True)
     assert not is_variant("multiple", "multicolumn")  # "multi" is not most of either word
     assert not is_variant("nebula", "galaxy") and not is_variant("direction", "directory")
 
@@ -183,7 +185,7 @@ def variant_feedback(n: int = 40) -> list[tuple[PageFields, float]]:
     for i in range(n):
         if i % 4 == 0:
             body = "asynchronous nebula " * 9
-            pages.append((PageFields(f"http://s.test/async/{i}.html", f"Asyncio loops {i}", "Nebula", body), 0.9))
+            pages.append((PageFields(f"http://s.test/aio/{i}.html", f"Asyncio loops {i}", "Nebula", body), 0.9))
         else:
             pages.append((PageFields(f"http://s.test/misc/{i}.html", f"Misc {i}", "", "kitchen garden " * 5), 0.0))
     return pages

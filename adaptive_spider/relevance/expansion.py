@@ -13,7 +13,8 @@ score and matched as the query terms are (light stems, prefixes from four letter
 By default (``variants``) an expansion term must also be a *variant* of a query word: the
 two share their first five letters and most of the shorter one's ("asynchronous" and
 "asyncio", "executor" and "execution"), and the term is no shorter form of the query word
-("creat" of "create" matches every word the query word does, and more). Any frequent
+("creat" of "create" matches every word the query word does, and more) unless the pages
+use it as a word of its own ("async" beside "asyncio": Flask's "Using async and await"). Any frequent
 word (``feedback``, RM3's rule) also brings the best pages' neighbouring topics: on the
 held-out topics it drew the crawl off topic, while the variants of the query's own words
 keep to it and find the pages that spell them otherwise.
@@ -92,10 +93,12 @@ def _distinct_stems(text: str, memo: dict[str, str]) -> set[str]:
     return {memo[word] for word in words}
 
 
-def is_variant(stem: str, query_term: str) -> bool:
+def is_variant(stem: str, query_term: str, is_word: bool = False) -> bool:
     """Whether ``stem`` spells the query word ``query_term`` otherwise: a long common start,
-    and not a shorter form of it (which would match more than the query word does)."""
-    if query_term.startswith(stem):
+    and not a shorter form of it (which would match more than the query word does) unless
+    the pages use it as a word of its own (``is_word``: "async" beside "asyncio"; "creat" is
+    only the stem of "creating")."""
+    if query_term.startswith(stem) and (not is_word or stem == query_term):
         return False
     common = 0
     for a, b in zip(stem, query_term):
@@ -249,6 +252,12 @@ class QueryExpansion:
             known = self._is_query_word[stem] = bool(self.query.terms_of(stem))
         return known
 
+    def _is_variant(self, stem: str) -> bool:
+        """Whether a stem spells a query word otherwise (:func:`is_variant`); a word of its
+        own when a page had it as a word (its stem is itself)."""
+        is_word = self._memo.get(stem) == stem
+        return any(is_variant(stem, term, is_word) for term in self.query.terms)
+
     def _select(self) -> bool:
         """Choose the expansion terms from the feedback pages; whether they changed."""
         feedback = self.feedback
@@ -268,7 +277,7 @@ class QueryExpansion:
             df = self.doc_freq.get(stem, 1)
             if support[stem] < min_support or df > self.max_df * n or self._excluded(stem):
                 continue
-            if self.variants_only and not any(is_variant(stem, term) for term in self.query.terms):
+            if self.variants_only and not self._is_variant(stem):
                 continue
             scored.append((value * math.log((n + 1) / (df + 0.5)), stem))
         scored.sort(key=lambda item: (-item[0], item[1]))
