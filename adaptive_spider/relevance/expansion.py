@@ -100,12 +100,9 @@ def is_variant(stem: str, query_term: str, is_word: bool = False) -> bool:
     only the stem of "creating")."""
     if query_term.startswith(stem) and (not is_word or stem == query_term):
         return False
-    common = 0
-    for a, b in zip(stem, query_term):
-        if a != b:
-            break
-        common += 1
-    return common >= VARIANT_PREFIX and common >= VARIANT_SHARE * min(len(stem), len(query_term))
+    shorter = min(len(stem), len(query_term))
+    common = next((i for i, (a, b) in enumerate(zip(stem, query_term)) if a != b), shorter)  # letters in common
+    return common >= VARIANT_PREFIX and common >= VARIANT_SHARE * shorter
 
 
 class QueryExpansion:

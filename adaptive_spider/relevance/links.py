@@ -177,19 +177,19 @@ def _in_running_text(link: Any, prose: dict[Any, bool]) -> bool:
         if node.tag == "p":
             answer = prose.get(node)
             if answer is None:
-                holder = node.getparent()
-                answer = prose[node] = (holder is None or holder.tag not in _ENTRY_HOLDERS) and _own_words(
-                    node
-                ) >= _PROSE_WORDS
+                answer = prose[node] = _is_prose(node)
             return answer
         node = node.getparent()
     return False
 
 
-def _own_words(paragraph: Any) -> int:
-    """Words of a paragraph outside its links."""
+def _is_prose(paragraph: Any) -> bool:
+    """A paragraph of its own (not an entry's text) with words of its own beside its links."""
+    holder = paragraph.getparent()
+    if holder is not None and holder.tag in _ENTRY_HOLDERS:
+        return False
     words = len(_text(paragraph).split())
-    return words - sum(len(_text(anchor).split()) for anchor in paragraph.iter("a"))
+    return words - sum(len(_text(anchor).split()) for anchor in paragraph.iter("a")) >= _PROSE_WORDS
 
 
 def _list_label(link: Any) -> str:
