@@ -7,10 +7,11 @@ so one server can stand for several hosts behind ``http_proxy``.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
+
+from adaptive_spider.demo.site import start_server
 
 Answer = Callable[[str, str], tuple[int, bytes]]
 
@@ -31,6 +32,6 @@ def serve(answer: Answer) -> tuple[ThreadingHTTPServer, str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+    # start_server's backlog takes a crawl's bursts of connections: with the default of 5, a
+    # dropped connection costs its request a second, a whole test crawl's length.
+    return start_server(Handler)

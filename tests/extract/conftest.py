@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import functools
-import threading
 from dataclasses import dataclass, field
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.settings import Settings
 
+from adaptive_spider.demo.site import start_server
 from adaptive_spider.profiles import apply_profile_settings
 from spiders.template import TemplateSpider
 
@@ -28,10 +28,8 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 def fixture_site():
     """Base URL of an HTTP server on 127.0.0.1 serving tests/extract/fixtures/."""
     handler = functools.partial(_QuietHandler, directory=str(FIXTURES))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/"
+    server, url = start_server(handler)
+    yield url
     server.shutdown()
     server.server_close()
 

@@ -6,11 +6,11 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
+from adaptive_spider.demo.site import start_server
 from adaptive_spider.search import SearchIndex
 
 PAGES = {
@@ -42,10 +42,8 @@ class Site(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def site():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server, url = start_server(Site)
+    yield url.rstrip("/")
     server.shutdown()
     server.server_close()
 
