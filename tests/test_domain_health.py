@@ -5,6 +5,8 @@
 - ``down.test``: answers 503 to most requests. It is dropped as unreliable.
 - ``slow.test``: answers every request late. It is held back, never dropped, and its
   relevant pages are still fetched.
+- ``gone.test``: answers 404 to every request, though the hub links thirty of its pages. A
+  host that never serves a page is dropped after ``ADAPTIVE_DEAD_DOMAIN_ANSWERS`` answers.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ DEAD_CATEGORIES = 20
 DOWN_PAGES = 30
 SLOW_PAGES = 30
 SLOW_SECONDS = 0.3
+GONE_PAGES = 30
 
 
 def _page(title: str, links: list[str], body: str = "") -> bytes:
@@ -39,7 +42,8 @@ def _answer(host: str, path: str) -> tuple[int, bytes]:
         return 200, _page(
             "Hub",
             [("http://shop.test/", "blue widget shop"), ("http://slow.test/", "blue widget archive")]
-            + [(f"http://down.test/news/{n}", f"blue widget news {n}") for n in range(DOWN_PAGES)],
+            + [(f"http://down.test/news/{n}", f"blue widget news {n}") for n in range(DOWN_PAGES)]
+            + [(f"http://gone.test/widgets/{n}", f"blue widget guide {n}") for n in range(GONE_PAGES)],
         )
     if host == "shop.test":
         if path == "/":
@@ -69,7 +73,7 @@ def proxy(monkeypatch):
 
 
 @crawl_test
-async def test_dead_links_do_not_drop_a_host_but_failing_hosts_are_dropped_and_slow_ones_kept(proxy):
+async def test_dead_links_do_not_drop_a_host_but_failing_and_gone_hosts_are_dropped_and_slow_ones_kept(proxy):
     settings = project_settings(
         ADAPTIVE_SLOW_DOMAIN_MS=150,
         CONCURRENT_REQUESTS_PER_DOMAIN=2,
@@ -98,6 +102,11 @@ async def test_dead_links_do_not_drop_a_host_but_failing_hosts_are_dropped_and_s
     assert slow_items <= fetched  # held back, never dropped
     assert slow.failures == 0 and slow.median_latency_ms > 150
     assert stats.get("adaptive/filtered/deferred_slow", 0) > 0
+
+    gone = {url for url in fetched if url.startswith("http://gone.test/")}
+    # Dropped once five answers came back without a page: only what was released by then is fetched.
+    assert 5 <= len(gone) <= GONE_PAGES // 2, sorted(gone)
+    assert stats.get("adaptive/filtered/dead_domain", 0) > 0
 
 
 class SlotWatch:

@@ -62,6 +62,7 @@ RULE_STATS = {
     "offsite/filtered": "offsite",
     "adaptive/filtered/domain_cap": "domain_cap",
     "adaptive/filtered/unreliable": "unreliable_domain",
+    "adaptive/filtered/dead_domain": "dead_domain",
     "adaptive/filtered/malformed_url": "malformed_url",
 }
 #: Of those, the ones dropped before the scheduler (so not counted as scheduled).

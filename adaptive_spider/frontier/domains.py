@@ -187,6 +187,14 @@ class DomainProfiles:
         profile = self.profiles[domain_id]
         return profile.attempts >= self.min_attempts and profile.failure_rate > threshold
 
+    def is_dead(self, domain_id: int, min_attempts: int) -> bool:
+        """Whether the domain had ``min_attempts`` attempts and not one served a page (2xx or a redirect):
+        a site that is gone, or one the crawl's links reach only at wrong addresses."""
+        profile = self.profiles[domain_id]
+        if not min_attempts or profile.attempts < min_attempts:
+            return False
+        return not any(200 <= status < 400 for status in profile.statuses)
+
     def is_slow(self, domain_id: int, slow_ms: float, min_answers: int = 3) -> bool:
         """Whether the domain's median latency is above ``slow_ms``, once it answered ``min_answers`` times."""
         profile = self.profiles[domain_id]

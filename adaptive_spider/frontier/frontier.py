@@ -492,7 +492,7 @@ class Frontier:
         return False
 
     def _filter_by_domain(self, tier: int, choice: Choice, accepted: list) -> None:
-        """Accept a chosen entry, or drop it (capped or unreliable domain), defer it (slow
+        """Accept a chosen entry, or drop it (capped, unreliable or dead domain), defer it (slow
         domain) or let it wait for its domain's probe (never-fetched domain)."""
         domain_id = int(self.store.domain[choice.entry])
         reason = self._drop_reason(domain_id)
@@ -581,6 +581,8 @@ class Frontier:
             return "domain_cap"
         if self.domains.is_unreliable(domain_id, config.unreliable_threshold):
             return "unreliable"
+        if self.domains.is_dead(domain_id, config.dead_domain_answers):
+            return "dead_domain"
         return None
 
     def _drop(self, tier: int, entry: int, reason: str) -> None:

@@ -355,6 +355,15 @@ SECTIONS: tuple[Section, ...] = (
                 "Domains whose failure rate exceeds this are skipped ...",
             ),
             ("ADAPTIVE_UNRELIABLE_MIN_ATTEMPTS", 5, integer(1), "... once they had at least this many attempts."),
+            (
+                "ADAPTIVE_DEAD_DOMAIN_ANSWERS",
+                5,
+                integer(0),
+                (
+                    "Domains that answered this many requests without serving a single page (every answer a 4xx or "
+                    "5xx, or no answer) are skipped: the site is gone or its links into it are wrong (0: never)."
+                ),
+            ),
             ("ADAPTIVE_DOMAIN_MAX_PAGES", 0, integer(0), "Most pages fetched per domain (0: no cap)."),
             (
                 "ADAPTIVE_NEW_DOMAIN_SHARE",
