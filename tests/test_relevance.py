@@ -4,7 +4,10 @@ import numpy as np
 import pytest
 
 from adaptive_spider.relevance.pagetext import PageFields
-from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer, light_stem, url_words
+from scrapy import Request
+
+from adaptive_spider.relevance.linkpreview import LinkPreview
+from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer, anchor_words, light_stem, url_words
 
 
 @pytest.mark.parametrize(
@@ -61,6 +64,26 @@ def test_link_similarity_uses_anchor_and_url_words():
     assert s.score_link("Next", "http://d.test/library/asyncio-eventloop.html") > 0
     assert s.score_link("Next", "http://d.test/library/json.html") == 0.0
     assert s.score_link("asyncio event loop coroutine", "http://d.test/x") == pytest.approx(1.0)
+
+
+def test_an_api_listings_compound_names_match_the_querys_words():
+    """A class index names QMutex and QRegularExpression; the query says "mutexes" and
+    "regular expressions". The whole name still matches a query that names it."""
+    s = scorer("synchronize threads with mutexes and regular expressions", ())
+    for name in ("QMutex", "ReentrantLock", "QRegularExpression", "QReadWriteLock", "getLogger", "HTTPServer"):
+        words = anchor_words(name)
+        assert words.startswith(name.lower())
+    assert s.score_link("QMutex", "http://d.test/qtcore/qmutex.html") > 0
+    assert s.score_link("QRegularExpression", "http://d.test/qtcore/qregularexpression.html") > s.score_link(
+        "QMutex", "http://d.test/qtcore/qmutex.html"
+    )
+    assert s.score_link("QPainter", "http://d.test/qtgui/qpainter.html") == 0.0
+    assert scorer("PostgreSQL indexes", ()).score_link("PostgreSQL", "http://d.test/x") > 0
+    assert anchor_words("HTTP") == "http" and anchor_words("Next") == "next"
+    # The frontier's preview of a queued link sees the same words.
+    request = Request("http://d.test/qtcore/qmutex.html")
+    preview = LinkPreview.of(request, s.terms, "QMutex")
+    assert preview.term_ids == s.terms.present_ids("mutex")
 
 
 def test_url_words_drop_noise():

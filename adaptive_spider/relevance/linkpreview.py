@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from adaptive_spider.relevance.links import names_a_file
-from adaptive_spider.relevance.scoring import QueryTerms, url_words_of
+from adaptive_spider.relevance.scoring import QueryTerms, anchor_words, url_words_of
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -49,7 +49,7 @@ class LinkPreview:
             # The terms' pattern finds the same words in the raw URL parts as in url_words
             # (its words start and end where [a-z0-9] runs do, "_" aside), without the split.
             words = f"{hostname} {parts.path} {parts.query}".lower().replace("_", " ")
-        term_ids = terms.present_ids(f"{anchor.lower()} {words}")
+        term_ids = terms.present_ids(f"{anchor_words(anchor)} {words}")
         depth = sum(1 for segment in parts.path.split("/") if segment)
         # lower: an IPv6 zone keeps its case
         return cls(hostname.lower(), depth, bool(parts.query), term_ids, names_a_file(parts.path))

@@ -51,9 +51,26 @@ def tokenize(text: str) -> list[str]:
     return [word for word in ascii_words(text) if is_content_word(word, QUERY_STOP_WORDS)]
 
 
+#: Where a compound name's next part starts: "QMutex", "ReentrantLock", "getLogger", "HTTPServer".
+_NEXT_PART = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def anchor_words(anchor: str) -> str:
+    """An anchor text lowercased, then the parts of the compound names in it, if any
+    ("QMutex": "qmutex q mutex"). API listings name their entries in camel case
+    ("QRegularExpression", "ReentrantLock") and a query says the same in words; the
+    whole name stays, for a query that names it ("PostgreSQL")."""
+    lower = anchor.lower()
+    if lower == anchor or anchor.isupper():
+        return lower
+    parts = _NEXT_PART.sub(" ", anchor)
+    return lower if len(parts) == len(anchor) else f"{lower} {parts.lower()}"
+
+
 def link_preview_text(anchor: str, url: str) -> str:
-    """What a link shows before it is fetched: its anchor text and its URL's words, lowercase."""
-    return f"{anchor.lower()} {url_words(url)}"
+    """What a link shows before it is fetched: its anchor text (with the parts of its
+    compound names, see :func:`anchor_words`) and its URL's words, lowercase."""
+    return f"{anchor_words(anchor)} {url_words(url)}"
 
 
 def url_words(url: str) -> str:
