@@ -310,9 +310,52 @@ def test_new_domains_get_their_share_of_releases_best_link_first():
     assert release_order(0.0).index("http://new0.test/best") >= 100  # after every link of the known site
 
 
+def test_young_domains_get_their_first_pages_shallowest_and_best_first():
+    """A site whose start page is a table of contents (entries with no query word) is entered:
+    up to ADAPTIVE_NEW_DOMAIN_PAGES of its pages come from the new-domain share."""
+
+    def release_order(pages):
+        frontier = make_frontier(strategy="bestfirst", new_domain_share=0.1, new_domain_pages=pages)
+        known = frontier.domains.id_of("site.test")
+        for _ in range(pages):  # a site the crawl knows already
+            frontier.domains.record_release(known)
+            frontier.domains.record_response("site.test", 200, 0.05)
+        for i in range(200):
+            add(frontier, f"http://site.test/{i}", anchor=0.9 - i / 1000)
+        add(frontier, "http://docs.test/index.html", anchor=0.0, depth=1)
+        for k in range(6):  # the table of contents: nothing to tell its entries apart but their place
+            add(frontier, f"http://docs.test/toc{k}.html", anchor=0.0, depth=2)
+        add(frontier, "http://docs.test/deep/better.html", anchor=0.01, depth=3)
+        order, answered_before = [], []
+        while batch := frontier.next_batch(4):
+            hosts = [request.url.split("/")[2] for request, _ in batch]
+            if len(order) < 200:  # while the strategy has better links: one page of a young site per round
+                assert hosts.count("docs.test") <= 1
+            for request, _ in batch:
+                host = request.url.split("/")[2]
+                if host == "docs.test":
+                    answered_before.append(frontier.domains.profiles[frontier.domains.id_of(host)].attempts)
+                frontier.domains.record_response(host, 200, 0.05)
+                order.append(request.url)
+        return order, answered_before
+
+    order, answered_before = release_order(4)
+    assert len(order) == len(set(order)) == 208
+    docs = [url for url in order if "docs.test" in url]
+    # The start page, then the table of contents in page order (depth first, then prior, then arrival).
+    assert docs[:4] == ["http://docs.test/index.html"] + [f"http://docs.test/toc{k}.html" for k in range(3)]
+    assert all(order.index(url) < 60 for url in docs[:4])  # with the share, among the first pages
+    assert answered_before[:4] == [0, 1, 2, 3]  # each one after the one before had answered
+    assert all(order.index(url) > 200 for url in docs[4:])  # the rest: the strategy's order
+    # With one page per site (the default), only the start page comes early.
+    order, _ = release_order(1)
+    assert [url for url in order[:200] if "docs.test" in url] == ["http://docs.test/index.html"]
+
+
 @pytest.mark.parametrize("strategy", ["tres", "bestfirst", "gain"])
-def test_links_released_for_new_domains_are_released_once_and_their_ids_reused_safely(strategy):
-    frontier = make_frontier(strategy=strategy, new_domain_share=0.5)
+@pytest.mark.parametrize("pages", [1, 3])
+def test_links_released_for_new_domains_are_released_once_and_their_ids_reused_safely(strategy, pages):
+    frontier = make_frontier(strategy=strategy, new_domain_share=0.5, new_domain_pages=pages)
     rng = np.random.default_rng(3)
     urls = []
     for wave in range(3):  # ids of released entries are reused by the next wave

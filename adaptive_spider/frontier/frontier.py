@@ -151,16 +151,19 @@ class Frontier:
         self.parked: dict[int, list[tuple[float, int, int, int]]] = {}
         self._load: DomainLoad | None = None
         self._parked_this_round = 0
-        # Domains nothing was released to yet (ADAPTIVE_NEW_DOMAIN_SHARE): domain -> key of its
-        # best queued link, (depth, -prior, arrival order, entry); and a heap of those keys with
-        # their domain, stale ones skipped when met. Nearest the seeds first: a start page's
-        # links to other sites are the user's own pointers, and a link's prior says little
-        # about a site none of whose pages was seen.
+        # Young domains, fewer than ADAPTIVE_NEW_DOMAIN_PAGES of whose requests were released
+        # (ADAPTIVE_NEW_DOMAIN_SHARE): domain -> heap of the keys (depth, -prior, arrival order,
+        # entry) of its queued links; and a heap of each domain's best key with its domain, stale
+        # ones skipped when met. Nearest the seeds first: a start page's links to other sites are
+        # the user's own pointers, and a link's prior says little about a site none (or few) of
+        # whose pages were seen: a documentation site's start page is a table of contents whose
+        # entries ("java.base", "All Classes") share no word with any query.
         self.explore_share = (
             float(getattr(config, "new_domain_share", 0.0)) if self.strategy.explores_new_domains else 0.0
         )
-        self.new_domain_best: dict[int, tuple[float, float, int, int]] = {}
-        self.new_domain_heap: list[tuple[float, float, int, int, int]] = []
+        self.young_pages = max(1, int(getattr(config, "new_domain_pages", 1)))
+        self.young_links: dict[int, list[tuple[float, float, int, int]]] = {}
+        self.young_heap: list[tuple[float, float, int, int, int]] = []
         self.n_released = 0
         self.n_explored = 0
         # Entries released this round outside the strategy, which still holds their ids.
@@ -192,16 +195,27 @@ class Frontier:
         self.strategy.push(tier, entry)
         if not request.dont_filter:
             self.queued_urls[request.url] = entry
-        if self.explore_share and not self.domains.profiles[domain_id].released:
-            self._note_new_domain_link(domain_id, entry, prior)
+        if self.explore_share and self._is_young(domain_id):
+            self._note_young_link(domain_id, entry, prior)
         return entry
 
-    def _note_new_domain_link(self, domain_id: int, entry: int, prior: float) -> None:
+    def _is_young(self, domain_id: int) -> bool:
+        """Whether fewer of a domain's requests were released than ADAPTIVE_NEW_DOMAIN_PAGES."""
+        return self.domains.profiles[domain_id].released < self.young_pages
+
+    def _note_young_link(self, domain_id: int, entry: int, prior: float) -> None:
         key = (float(self.store.static[entry, _DEPTH]), -prior, int(self.store.order[entry]), entry)
-        best = self.new_domain_best.get(domain_id)
-        if best is None or key < best or not self._is_current(best):
-            self.new_domain_best[domain_id] = key
-            heapq.heappush(self.new_domain_heap, (*key, domain_id))
+        links = self.young_links.setdefault(domain_id, [])
+        heapq.heappush(links, key)
+        if links[0] == key:
+            heapq.heappush(self.young_heap, (*key, domain_id))
+
+    def _young_top(self, domain_id: int) -> tuple[float, float, int, int] | None:
+        """A young domain's best queued link (stale keys dropped on the way), None when it has none."""
+        links = self.young_links.get(domain_id)
+        while links and not self._is_current(links[0]):
+            heapq.heappop(links)
+        return links[0] if links else None
 
     def _is_current(self, key: tuple[float, float, int, int]) -> bool:
         """Whether the entry of a key is still queued as the same link (ids are reused)."""
@@ -272,12 +286,12 @@ class Frontier:
             store.static[entry, _ANCHOR_SIMILARITY] = similarity
             store.prior[entry] = prior + 0.0
         self.strategy.reorder()
-        if self.explore_share:  # the new domains' best links, by the new priors
-            self.new_domain_best, self.new_domain_heap = {}, []
+        if self.explore_share:  # the young domains' links, by the new priors
+            self.young_links, self.young_heap = {}, []
             for entry in entries:
                 domain_id = int(store.domain[entry])
-                if not self.domains.profiles[domain_id].released:
-                    self._note_new_domain_link(domain_id, entry, float(store.prior[entry]))
+                if self._is_young(domain_id):
+                    self._note_young_link(domain_id, entry, float(store.prior[entry]))
         return len(entries)
 
     # -- what strategies read (QueuedEntries) -------------------------------------------
@@ -399,26 +413,52 @@ class Frontier:
         return False
 
     def _new_domain_links(self, n: int) -> list[tuple[int, int]]:
-        """``(tier, entry)`` of the best links of domains nothing was released to yet, as many
-        as ``ADAPTIVE_NEW_DOMAIN_SHARE`` of all releases allows this round (the top tier only:
-        an explicit priority still comes first)."""
-        heap = self.new_domain_heap
+        """``(tier, entry)`` of the best links of young domains (fewer than
+        ``ADAPTIVE_NEW_DOMAIN_PAGES`` released), one per domain, as many as
+        ``ADAPTIVE_NEW_DOMAIN_SHARE`` of all releases allows this round (the top tier only:
+        an explicit priority still comes first). A domain whose first request has not been
+        answered yet, or that is slow or busy, waits for a later round."""
+        heap = self.young_heap
         if not self.explore_share or not heap:
             return []
         quota = min(n, int(self.explore_share * (self.n_released + n)) + 1 - self.n_explored)
         top = self.top_tier()
         found: list[tuple[int, int]] = []
+        later: list[tuple[float, float, int, int, int]] = []
         while heap and len(found) < quota:
-            depth, prior, order, entry, domain_id = heapq.heappop(heap)
-            key = (depth, prior, order, entry)
-            if self.new_domain_best.get(domain_id) != key:
-                continue  # a better link of the domain came later: its own key is in the heap
-            del self.new_domain_best[domain_id]
-            if self.domains.profiles[domain_id].released or not self._is_current(key):
+            item = heapq.heappop(heap)
+            domain_id = item[4]
+            if domain_id not in self.young_links:
                 continue
+            if not self._is_young(domain_id) or self._drop_reason(domain_id):
+                del self.young_links[domain_id]
+                continue
+            best = self._young_top(domain_id)
+            if best is None:
+                del self.young_links[domain_id]
+                continue
+            if best != item[:4]:  # stale: the domain's best link now is another one
+                heapq.heappush(heap, (*best, domain_id))
+                continue
+            released = self.domains.profiles[domain_id].released
+            if (
+                any(self.store.domain[entry] == domain_id for _, entry in found)
+                or (released and self.domains.is_untried(domain_id))
+                or self.domains.is_slow(domain_id, self.config.slow_domain_ms)
+                or self._is_busy(domain_id)
+            ):
+                later.append(item)
+                continue
+            heapq.heappop(self.young_links[domain_id])
+            entry = best[3]
             tier = int(self.store.requests[entry].priority)
             if tier == top:
                 found.append((tier, entry))
+            following = self._young_top(domain_id)
+            if following is not None:
+                heapq.heappush(heap, (*following, domain_id))
+        for item in later:
+            heapq.heappush(heap, item)
         return found
 
     def _explore(self, exploring: list[tuple[int, int]], accepted: list) -> None:
@@ -429,7 +469,7 @@ class Frontier:
         chosen = {choice.entry for _, choice in accepted}
         for tier, entry in exploring:
             domain_id = int(self.store.domain[entry])
-            if entry in chosen or not self.store.live[entry] or self.domains.profiles[domain_id].released:
+            if entry in chosen or not self.store.live[entry] or not self._is_young(domain_id):
                 continue
             if self._is_busy(domain_id):  # requests in flight, from before a restart
                 continue

@@ -376,6 +376,17 @@ SECTIONS: tuple[Section, ...] = (
                 ),
             ),
             (
+                "ADAPTIVE_NEW_DOMAIN_PAGES",
+                8,
+                integer(1),
+                (
+                    "Pages of each domain that the new-domain share may fetch, shallowest and best-linked "
+                    "first, before the strategy's order alone decides: a site's start page is often a table "
+                    "of contents whose entries share no word with the query (1: its first page only). The "
+                    "pages after the first wait for the one before to answer."
+                ),
+            ),
+            (
                 "ADAPTIVE_DOMAIN_IN_FLIGHT",
                 0,
                 integer(-1),
