@@ -287,7 +287,7 @@ def test_entries_wait_for_their_domains_probe_and_a_lost_probe_is_given_up_once(
 
 def test_new_domains_get_their_share_of_releases_best_link_first():
     def release_order(share):
-        frontier = make_frontier(strategy="bestfirst", new_domain_share=share)
+        frontier = make_frontier(strategy="bestfirst", new_domain_share=share, new_domain_pages=1)
         for i in range(100):
             add(frontier, f"http://site.test/{i}", anchor=0.9 - i / 1000)
         for k in range(5):  # links the strategy's scores put last: one page of each unseen site
@@ -315,7 +315,9 @@ def test_young_domains_get_their_first_pages_shallowest_and_best_first():
     up to ADAPTIVE_NEW_DOMAIN_PAGES of its pages come from the new-domain share."""
 
     def release_order(pages):
-        frontier = make_frontier(strategy="bestfirst", new_domain_share=0.1, new_domain_pages=pages)
+        frontier = make_frontier(
+            strategy="bestfirst", new_domain_share=0.1, new_domain_pages=pages, new_domain_pages_after=0
+        )
         known = frontier.domains.id_of("site.test")
         for _ in range(pages):  # a site the crawl knows already
             frontier.domains.record_release(known)
@@ -350,6 +352,33 @@ def test_young_domains_get_their_first_pages_shallowest_and_best_first():
     # With one page per site (the default), only the start page comes early.
     order, _ = release_order(1)
     assert [url for url in order[:200] if "docs.test" in url] == ["http://docs.test/index.html"]
+
+
+def test_young_domains_wait_for_the_crawls_first_pages_and_a_site_that_serves_none_is_left():
+    frontier = make_frontier(
+        strategy="bestfirst", new_domain_share=0.1, new_domain_pages=4, new_domain_pages_after=100
+    )
+    known = frontier.domains.id_of("site.test")
+    for _ in range(4):
+        frontier.domains.record_release(known)
+        frontier.domains.record_response("site.test", 200, 0.05)
+    for i in range(300):
+        add(frontier, f"http://site.test/{i}", anchor=0.9 - i / 1000)
+    for host in ("docs.test", "gone.test"):
+        add(frontier, f"http://{host}/index.html", anchor=0.0, depth=1)
+        for k in range(3):
+            add(frontier, f"http://{host}/toc{k}.html", anchor=0.0, depth=2)
+    order = []
+    while batch := frontier.next_batch(4):
+        for request, _ in batch:
+            host = request.url.split("/")[2]
+            frontier.domains.record_response(host, 404 if host == "gone.test" else 200, 0.05)
+            order.append(request.url)
+    assert order.index("http://docs.test/index.html") < 20 and order.index("http://gone.test/index.html") < 20
+    docs_toc = [order.index(f"http://docs.test/toc{k}.html") for k in range(3)]
+    assert all(100 <= place < 200 for place in docs_toc)  # after the crawl's first 100, from the share
+    # A site whose first page answered 404 is not entered: its links wait for the strategy (last).
+    assert all(order.index(f"http://gone.test/toc{k}.html") >= 300 for k in range(3))
 
 
 @pytest.mark.parametrize("strategy", ["tres", "bestfirst", "gain"])

@@ -193,7 +193,11 @@ class DomainProfiles:
         profile = self.profiles[domain_id]
         if not min_attempts or profile.attempts < min_attempts:
             return False
-        return not any(200 <= status < 400 for status in profile.statuses)
+        return not self.has_served(domain_id)
+
+    def has_served(self, domain_id: int) -> bool:
+        """Whether any answer of the domain served a page (2xx or a redirect)."""
+        return any(200 <= status < 400 for status in self.profiles[domain_id].statuses)
 
     def is_slow(self, domain_id: int, slow_ms: float, min_answers: int = 3) -> bool:
         """Whether the domain's median latency is above ``slow_ms``, once it answered ``min_answers`` times."""

@@ -162,6 +162,9 @@ class Frontier:
             float(getattr(config, "new_domain_share", 0.0)) if self.strategy.explores_new_domains else 0.0
         )
         self.young_pages = max(1, int(getattr(config, "new_domain_pages", 1)))
+        # A site's pages after its first wait until the crawl has released this many requests:
+        # a focused crawl's first pages are the ones the query's words point to.
+        self.young_after = int(getattr(config, "new_domain_pages_after", 0))
         self.young_links: dict[int, list[tuple[float, float, int, int]]] = {}
         self.young_heap: list[tuple[float, float, int, int, int]] = []
         self.n_released = 0
@@ -441,9 +444,12 @@ class Frontier:
                 heapq.heappush(heap, (*best, domain_id))
                 continue
             released = self.domains.profiles[domain_id].released
+            if released and not self.domains.is_untried(domain_id) and not self.domains.has_served(domain_id):
+                del self.young_links[domain_id]  # answered, and not with a page: nothing to enter
+                continue
             if (
                 any(self.store.domain[entry] == domain_id for _, entry in found)
-                or (released and self.domains.is_untried(domain_id))
+                or (released and (self.domains.is_untried(domain_id) or self.n_released < self.young_after))
                 or self.domains.is_slow(domain_id, self.config.slow_domain_ms)
                 or self._is_busy(domain_id)
             ):

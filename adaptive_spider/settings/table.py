@@ -387,6 +387,16 @@ SECTIONS: tuple[Section, ...] = (
                 ),
             ),
             (
+                "ADAPTIVE_NEW_DOMAIN_PAGES_AFTER",
+                300,
+                integer(0),
+                (
+                    "Requests the crawl releases before the new-domain share goes past a site's first page "
+                    "(ADAPTIVE_NEW_DOMAIN_PAGES): a focused crawl's first pages are those the query's words "
+                    "point to, and a short crawl needs them most."
+                ),
+            ),
+            (
                 "ADAPTIVE_DOMAIN_IN_FLIGHT",
                 0,
                 integer(-1),
