@@ -419,8 +419,10 @@ class Frontier:
         """``(tier, entry)`` of the best links of young domains (fewer than
         ``ADAPTIVE_NEW_DOMAIN_PAGES`` released), one per domain, as many as
         ``ADAPTIVE_NEW_DOMAIN_SHARE`` of all releases allows this round (the top tier only:
-        an explicit priority still comes first). A domain whose first request has not been
-        answered yet, or that is slow or busy, waits for a later round."""
+        an explicit priority still comes first). A domain's pages after its first wait until
+        the one before has answered and the crawl has released ``ADAPTIVE_NEW_DOMAIN_PAGES_AFTER``
+        requests; a slow or busy domain waits for a later round; a domain whose answers served no
+        page leaves the share."""
         heap = self.young_heap
         if not self.explore_share or not heap:
             return []
@@ -444,12 +446,13 @@ class Frontier:
                 heapq.heappush(heap, (*best, domain_id))
                 continue
             released = self.domains.profiles[domain_id].released
-            if released and not self.domains.is_untried(domain_id) and not self.domains.has_served(domain_id):
+            untried = self.domains.is_untried(domain_id)
+            if released and not untried and not self.domains.has_served(domain_id):
                 del self.young_links[domain_id]  # answered, and not with a page: nothing to enter
                 continue
             if (
                 any(self.store.domain[entry] == domain_id for _, entry in found)
-                or (released and (self.domains.is_untried(domain_id) or self.n_released < self.young_after))
+                or (released and (untried or self.n_released < self.young_after))
                 or self.domains.is_slow(domain_id, self.config.slow_domain_ms)
                 or self._is_busy(domain_id)
             ):
