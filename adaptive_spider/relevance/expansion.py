@@ -105,6 +105,26 @@ def is_variant(stem: str, query_term: str, is_word: bool = False) -> bool:
     return common >= VARIANT_PREFIX and common >= VARIANT_SHARE * shorter
 
 
+#: Letters a blend takes from each of the two query words it joins, at least.
+BLEND_PART = 2
+
+
+def is_blend(stem: str, sequence: list[str]) -> bool:
+    """Whether ``stem`` joins the starts of two neighbouring query words, as technical
+    writing names a thing in one word: "regex" (REGular EXpression), "condvar" (CONDition
+    VARiable), "filesystem" (file system). The pages must still use it often and the rest of
+    the crawl rarely, as for any expansion term; the rule only says which words may be one."""
+    if len(stem) < 2 * BLEND_PART:
+        return False
+    for first, second in zip(sequence, sequence[1:]):
+        for cut in range(BLEND_PART, min(len(first), len(stem) - BLEND_PART) + 1):
+            if stem[:cut] != first[:cut]:
+                break
+            if second.startswith(stem[cut:]):
+                return True
+    return False
+
+
 class QueryExpansion:
     """Expansion terms learned from the crawl's best pages (pseudo-relevance feedback).
 
@@ -253,7 +273,9 @@ class QueryExpansion:
         """Whether a stem spells a query word otherwise (:func:`is_variant`); a word of its
         own when a page had it as a word (its stem is itself)."""
         is_word = self._memo.get(stem) == stem
-        return any(is_variant(stem, term, is_word) for term in self.query.terms)
+        return any(is_variant(stem, term, is_word) for term in self.query.terms) or is_blend(
+            stem, self.query.sequence
+        )
 
     def _select(self) -> bool:
         """Choose the expansion terms from the feedback pages; whether they changed."""

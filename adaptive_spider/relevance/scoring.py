@@ -96,8 +96,9 @@ class QueryTerms:
 
     def __init__(self, query: str = "", keywords: Iterable[str] = (), keyword_weight: float = 2.0) -> None:
         weights: dict[str, float] = {}
-        for word in tokenize(query):
-            stem = light_stem(word)
+        #: The query's stems in the query's order (the terms are ranked by weight).
+        self.sequence: list[str] = [light_stem(word) for word in tokenize(query)]
+        for stem in self.sequence:
             weights[stem] = weights.get(stem, 0.0) + 1.0
         for keyword in keywords:
             for word in tokenize(keyword):
@@ -116,6 +117,7 @@ class QueryTerms:
         """Terms that are stems already (not stemmed again), with their weights, in this order."""
         terms = cls()
         terms.terms = list(stems)
+        terms.sequence = list(stems)
         terms.weights = np.array(weights, dtype=np.float64)
         terms._pattern = cls._compile(terms.terms)
         terms.matches_url_noise = terms._pattern is not None and any(terms._pattern.search(w) for w in _URL_NOISE)

@@ -11,6 +11,7 @@ With ``order="lockstep"`` the fetch order is pinned (see
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -22,6 +23,8 @@ from scrapy.utils.defer import _schedule_coro
 
 from adaptive_spider.addon import SCHEDULER as ADAPTIVE_SCHEDULER
 from adaptive_spider.profiles import apply_profile_settings
+
+logger = logging.getLogger(__name__)
 from benchmarks.harness.lockstep import lockstep_settings
 from benchmarks.harness.metrics import Run
 from benchmarks.harness.topics import Topic
@@ -135,6 +138,9 @@ class FetchRecorder:
         self.run.seconds, self.run.cpu_seconds = wall, cpu
         reason = self.crawler.stats.get_value("finish_reason") or ""
         self.run.finish_reason = reason
+        terms = self.crawler.stats.get_value("adaptive/expansion/terms")
+        if terms:
+            print(f"{self.run.topic} {self.run.strategy}: query expansion {terms}", flush=True)
 
 
 def stop(crawler, reason: str) -> None:
