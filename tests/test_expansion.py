@@ -10,7 +10,7 @@ import pytest
 from scrapy import Request
 
 from adaptive_spider.demo.site import DemoSite, serve
-from adaptive_spider.relevance.expansion import QueryExpansion, is_variant, mix
+from adaptive_spider.relevance.expansion import QueryExpansion, is_blend, is_variant, mix
 from adaptive_spider.relevance.pagetext import PageFields
 from adaptive_spider.relevance.scoring import QueryTerms
 from spiders.focused import FocusedSpider
@@ -176,6 +176,32 @@ def test_a_variant_spells_a_query_word_otherwise():
     assert not is_variant("asyncio", "asyncio", is_word=True)
     assert not is_variant("multiple", "multicolumn")  # "multi" is not most of either word
     assert not is_variant("nebula", "galaxy") and not is_variant("direction", "directory")
+
+
+def test_a_blend_joins_the_starts_of_two_neighbouring_query_words():
+    words = QueryTerms("How do I use regular expressions to match text?").sequence
+    assert words == ["regular", "expression", "match", "text"]  # the query's order, stop words out
+    assert is_blend("regex", words) and is_blend("regexp", words)  # REGular EXpression
+    threads = QueryTerms("threads, mutexes and condition variables").sequence
+    assert is_blend("condvar", threads) and is_blend("mutexcondition", threads)
+    assert not is_blend("regular", words)  # a query word is no blend (nor an expansion term)
+    assert not is_blend("exreg", words)  # the query's order
+    assert not is_blend("retext", words)  # neighbours only: "regular" and "text" are not
+    assert not is_blend("rex", words)  # two letters of each, at least
+    assert not is_blend("nebula", words)
+
+
+def test_a_blend_that_the_best_pages_use_joins_the_query():
+    """Pages about regular expressions call them "regex" (and say "nebula" as often): by
+    default the blend of the query's neighbouring words joins the query, the neighbour does not."""
+    expansion = QueryExpansion(QueryTerms("regular expressions in python"), min_background=8, variants_only=True)
+    for i in range(40):
+        if i % 4 == 0:
+            page = PageFields(f"http://s.test/re/{i}.html", f"Regex syntax {i}", "Regex", "regex nebula " * 9)
+            expansion.observe(page, 0.9)
+        else:
+            expansion.observe(PageFields(f"http://s.test/m/{i}.html", f"Misc {i}", "", "kitchen garden " * 5), 0.0)
+    assert expansion.terms == ["regex"]
 
 
 def variant_feedback(n: int = 40) -> list[tuple[PageFields, float]]:

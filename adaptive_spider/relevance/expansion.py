@@ -14,7 +14,9 @@ By default (``variants``) an expansion term must also be a *variant* of a query 
 two share their first five letters and most of the shorter one's ("asynchronous" and
 "asyncio", "executor" and "execution"), and the term is no shorter form of the query word
 ("creat" of "create" matches every word the query word does, and more) unless the pages
-use it as a word of its own ("async" beside "asyncio": Flask's "Using async and await"). Any frequent
+use it as a word of its own ("async" beside "asyncio": Flask's "Using async and await"), or a
+*blend* of two neighbouring query words, as technical writing names a thing in one word
+("regex" for "regular expressions", "condvar" for "condition variable"). Any frequent
 word (``feedback``, RM3's rule) also brings the best pages' neighbouring topics: on the
 held-out topics it drew the crawl off topic, while the variants of the query's own words
 keep to it and find the pages that spell them otherwise.

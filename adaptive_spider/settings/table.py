@@ -521,7 +521,8 @@ SECTIONS: tuple[Section, ...] = (
                 choice_or_bool(EXPANSION_MODES, when_true="feedback", when_false="off"),
                 (
                     "Which words of the crawl's best pages join the query's: \"variants\", the words that spell a "
-                    'query word otherwise ("asynchronous" and "asyncio": most of their letters in common); '
+                    'query word otherwise ("asynchronous" and "asyncio": most of their letters in common) or join '
+                    'the starts of two neighbouring ones ("regex" for "regular expressions"); '
                     '"feedback", any word frequent there and rare in the crawl (RM3\'s pseudo-relevance feedback, '
                     'which drew the held-out topics off topic, docs/benchmarks.md); "off": the query alone.'
                 ),
