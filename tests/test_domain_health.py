@@ -59,7 +59,7 @@ def _answer(host: str, path: str) -> tuple[int, bytes]:
         if zlib.crc32(path.encode()) % 5 != 0:
             return 503, b"<html><body>Service unavailable</body></html>"
         return 200, _page(f"Blue widget news {path}", [], "blue widget")
-    if host == "slow.test":
+    if host in ("slow.test", "slower.test"):
         time.sleep(SLOW_SECONDS)
         if path == "/":
             return 200, _page("Archive", [(f"/item/{n}", f"blue widget archive {n}") for n in range(SLOW_PAGES)])
@@ -146,3 +146,62 @@ async def test_a_slow_host_never_holds_more_than_its_slot_of_the_downloader(prox
         assert crawler.stats.get_value("adaptive/filtered/parked_busy", 0) > 0
     else:  # without a limit the slow host's requests queue up in its slot
         assert watch.most["slow.test"] > 2, watch.most
+
+
+class SlowSlotsWatch(SlotWatch):
+    """Also writes down the most requests the slow hosts' slots held at once, together."""
+
+    def __init__(self, crawler, slow_hosts):
+        super().__init__(crawler)
+        self.slow_hosts = slow_hosts
+        self.most_together = 0
+
+        self.slots: dict = {}
+
+    def reached(self, request, spider):
+        super().reached(request, spider)
+        key, slot = download_slot(self.crawler, request)
+        if key in self.slow_hosts and slot is not None:
+            self.slots[key] = slot
+        together = sum(len(slot.active) for slot in self.slots.values())
+        self.most_together = max(self.most_together, together)
+
+
+def _two_slow_hosts(host: str, path: str) -> tuple[int, bytes]:
+    if host == "hub.test":
+        return 200, _page(
+            "Hub",
+            [("http://slow.test/", "blue widget archive"), ("http://slower.test/", "blue widget archive")]
+            + [("http://shop.test/", "shop")],
+        )
+    return _answer(host, path)
+
+
+@pytest.fixture
+def two_slow_hosts(monkeypatch):
+    yield from serve_as_proxy(monkeypatch, _two_slow_hosts)
+
+
+@pytest.mark.parametrize("share", [0.5, 1.0], ids=["half", "no-limit"])
+@crawl_test
+async def test_slow_hosts_together_hold_at_most_their_share_of_the_downloader(two_slow_hosts, share):
+    # Two slow hosts hold the best links; each may have 3 requests in flight, and the
+    # downloader 6: without ADAPTIVE_SLOW_DOMAINS_SHARE they would take every place.
+    settings = project_settings(
+        ADAPTIVE_SLOW_DOMAIN_MS=60_000,
+        ADAPTIVE_DOMAIN_IN_FLIGHT_MS=SLOW_SECONDS * 1000 / 2,
+        ADAPTIVE_SLOW_DOMAINS_SHARE=share,
+        CONCURRENT_REQUESTS_PER_DOMAIN=3,
+        CONCURRENT_REQUESTS=6,
+        RETRY_TIMES=0,
+    )
+    runner = CrawlerRunner(settings)
+    crawler = runner.create_crawler(FocusedSpider)
+    watch = SlowSlotsWatch(crawler, ("slow.test", "slower.test"))
+    await crawler.crawl_async(query="blue widget archive", start_urls="http://hub.test/")
+    fetched = crawler.stats.get_value("response_received_count", 0)
+    assert fetched > 2 * SLOW_PAGES  # both archives, held back or not, are crawled
+    if share < 1.0:
+        assert watch.most_together <= 3, watch.most_together
+    else:
+        assert watch.most_together > 3, watch.most_together

@@ -112,6 +112,14 @@ def domain_in_flight_limit(config: AdaptiveConfig, crawler: Crawler | None) -> i
     return settings.getint("CONCURRENT_REQUESTS_PER_IP") or settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") or -1
 
 
+def slow_domains_limit(config: AdaptiveConfig, crawler: Crawler | None) -> int:
+    """Most requests in flight of the slow domains together: ``ADAPTIVE_SLOW_DOMAINS_SHARE`` of
+    ``CONCURRENT_REQUESTS``, at least one (-1: no limit, the share is 1 or nothing to take it of)."""
+    if config.slow_domains_share >= 1.0 or crawler is None:
+        return -1
+    return max(1, int(config.slow_domains_share * crawler.settings.getint("CONCURRENT_REQUESTS")))
+
+
 class AdaptiveScheduler(BaseScheduler):
     """Stores the crawl's requests and releases them in a learned order.
 
@@ -143,6 +151,7 @@ class AdaptiveScheduler(BaseScheduler):
         self.spider: Spider | None = None
         self._log_decisions = self.config.log_decisions and logger.isEnabledFor(logging.DEBUG)
         self.domain_in_flight = domain_in_flight_limit(self.config, crawler)
+        self.slow_in_flight = slow_domains_limit(self.config, crawler)
         self.jobdir = (
             JobDirQueue(jobdir, self.state, self.frontier, self.ready, dupefilter, crawler, self._add, self.counts.inc)
             if jobdir
@@ -332,7 +341,7 @@ class AdaptiveScheduler(BaseScheduler):
             counts[self.state.domains.id_of(request_domain(request))] += 1
         for request, _ in self.ready:
             counts[self.state.domains.id_of(request_domain(request))] += 1
-        return DomainLoad(counts, self.domain_in_flight)
+        return DomainLoad(counts, self.domain_in_flight, self.slow_in_flight)
 
     def _requests_in_flight(self) -> Iterable[Request]:
         """Released requests not fully processed yet (the lockstep harness gives its own view)."""

@@ -240,19 +240,30 @@ class DomainLoad:
     for a worse one would cost the focus more than the wait.
     """
 
-    __slots__ = ("counts", "limit")
+    __slots__ = ("counts", "limit", "slow_limit", "slow_count")
 
-    def __init__(self, counts: Counter[int], limit: int) -> None:
+    def __init__(self, counts: Counter[int], limit: int, slow_limit: int = -1) -> None:
         self.counts = counts
         self.limit = limit
+        #: Most requests in flight of the slow domains taken together (-1: no such limit).
+        self.slow_limit = slow_limit
+        #: Requests in flight of the slow domains (the frontier counts them: it knows which are slow).
+        self.slow_count = 0
 
     def is_busy(self, domain_id: int) -> bool:
-        return self.counts[domain_id] >= self.limit
+        """Whether a slow domain may not have another request in flight: its own places, or
+        the slow domains' together, are taken."""
+        return self.counts[domain_id] >= self.limit or 0 <= self.slow_limit <= self.slow_count
 
     def free(self, domain_id: int) -> int:
-        """Places the domain has before it is busy."""
-        return max(0, self.limit - self.counts[domain_id])
+        """Places the slow domain has before it is busy."""
+        free = self.limit - self.counts[domain_id]
+        if self.slow_limit >= 0:
+            free = min(free, self.slow_limit - self.slow_count)
+        return max(0, free)
 
-    def add(self, domain_id: int) -> None:
+    def add(self, domain_id: int, slow: bool = False) -> None:
         """A request of the domain was released in this round."""
         self.counts[domain_id] += 1
+        if slow:
+            self.slow_count += 1

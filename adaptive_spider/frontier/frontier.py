@@ -378,6 +378,8 @@ class Frontier:
         self.round += 1
         self._wake_probed_domains()
         self._load = in_flight
+        if in_flight is not None and in_flight.slow_limit >= 0:
+            in_flight.slow_count = sum(n for d, n in in_flight.counts.items() if self._slow_enough(d))
         self._unpark()
         self._parked_this_round = 0
         accepted: list[tuple[int, Choice]] = []
@@ -563,8 +565,9 @@ class Frontier:
         # Count the release now, so a domain cap holds within one batch too.
         domain_id = int(self.store.domain[choice.entry])
         self.domains.record_release(domain_id)
-        if self._load is not None:
-            self._load.add(domain_id)
+        load = self._load
+        if load is not None:
+            load.add(domain_id, slow=load.slow_limit >= 0 and self._slow_enough(domain_id))
         accepted.append((tier, choice))
 
     def _release_deferred(self, n: int, accepted: list, give_up_probes: bool = True) -> None:

@@ -417,6 +417,16 @@ SECTIONS: tuple[Section, ...] = (
                 ),
             ),
             (
+                "ADAPTIVE_SLOW_DOMAINS_SHARE",
+                1.0,
+                real(0.0, 1.0, low_open=True),
+                (
+                    "Most of the downloader's places (CONCURRENT_REQUESTS) that the domains ADAPTIVE_DOMAIN_IN_FLIGHT "
+                    "applies to may hold together; the rest stay for faster domains, so that a few slow hosts "
+                    "cannot hold the whole downloader (1: each domain's own limit only)."
+                ),
+            ),
+            (
                 "ADAPTIVE_DOMAIN_WEIGHTS",
                 {},
                 WEIGHTS,
