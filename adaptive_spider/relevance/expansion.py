@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -118,7 +119,7 @@ def is_blend(stem: str, sequence: list[str]) -> bool:
     the crawl rarely, as for any expansion term; the rule only says which words may be one."""
     if len(stem) < 2 * BLEND_PART:
         return False
-    for first, second in zip(sequence, sequence[1:]):
+    for first, second in pairwise(sequence):
         for cut in range(BLEND_PART, min(len(first), len(stem) - BLEND_PART) + 1):
             if stem[:cut] != first[:cut]:
                 break
@@ -272,12 +273,13 @@ class QueryExpansion:
         return known
 
     def _is_variant(self, stem: str) -> bool:
-        """Whether a stem spells a query word otherwise (:func:`is_variant`); a word of its
-        own when a page had it as a word (its stem is itself)."""
+        """Whether a stem spells a query word otherwise (:func:`is_variant`; a word of its
+        own when a page had it as a word, its stem is itself) or blends two neighbouring
+        ones (:func:`is_blend`)."""
         is_word = self._memo.get(stem) == stem
-        return any(is_variant(stem, term, is_word) for term in self.query.terms) or is_blend(
-            stem, self.query.sequence
-        )
+        if any(is_variant(stem, term, is_word) for term in self.query.terms):
+            return True
+        return is_blend(stem, self.query.sequence)
 
     def _select(self) -> bool:
         """Choose the expansion terms from the feedback pages; whether they changed."""
