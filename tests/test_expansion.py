@@ -9,6 +9,7 @@ import random
 import pytest
 from scrapy import Request
 
+from adaptive_spider.crawl.report import CrawlReport
 from adaptive_spider.demo.site import DemoSite, serve
 from adaptive_spider.relevance.expansion import QueryExpansion, is_blend, is_variant, mix
 from adaptive_spider.relevance.pagetext import PageFields
@@ -77,6 +78,9 @@ async def test_expansion_learns_the_shared_word_and_fetches_its_link_earlier(hid
     target = hidden_site + f"{HIDDEN}.html"
     expansion = with_expansion.crawler._adaptive_state.expansion
     assert HIDDEN in expansion.terms
+    # The crawl report says what the query learned.
+    report = next(ext for ext in with_expansion.crawler.extensions.middlewares if isinstance(ext, CrawlReport))
+    assert HIDDEN in report.build("focused", "finished")["query"]["learned"]
     assert with_expansion.stats["adaptive/expansion/revalued_links"] > 0
     # Without: a link as blind as the fifty unrelated ones, queued last, comes last.
     assert without.fetched.index(target) >= 50

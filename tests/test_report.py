@@ -98,3 +98,6 @@ def test_summary_reads_as_a_table():
     assert "excluded by rules 1 (trap_calendar 1)" in lines[1]
     assert "status 2xx 2, 4xx 1" in lines[3] and "500 ms per page" in lines[4]
     assert "duplicates 1" in lines[5] and "0.500" in lines[6]
+    assert len(lines) == 7  # nothing learned: no line for it
+    report["query"] = {"learned": ["regex", "loglevel"]}
+    assert format_report(report).splitlines()[7] == "  query learned     regex, loglevel"

@@ -27,7 +27,10 @@ Definitions (also in docs/robustness.md):
 - *documents*: items scraped; *duplicates*: items whose content SHA-1 was seen
   before (DuplicateContentPipeline);
 - *harvest rate*: relevant pages / pages, a page being relevant when its
-  relevance is at least ``ADAPTIVE_RELEVANT_THRESHOLD``.
+  relevance is at least ``ADAPTIVE_RELEVANT_THRESHOLD``;
+- *query learned*: the words the crawl learned from its best pages and added to the
+  query (``adaptive_spider.relevance.expansion``: "regex" for "regular expressions"), so
+  that a user sees what a query without keywords came to mean.
 """
 
 from __future__ import annotations
@@ -203,6 +206,7 @@ class CrawlReport:
                 "relevant_pages": relevant,
                 "harvest_rate": round(relevant / pages, 4) if pages else None,
             },
+            "query": {"learned": str(stats.get("adaptive/expansion/terms") or "").split()},
         }
 
     def _relevance_counts(self, stats: dict[str, Any]) -> tuple[int, int]:
@@ -262,4 +266,7 @@ def format_report(report: dict[str, Any]) -> str:
             else "     n/a   no page was scored"
         ),
     ]
+    learned = report.get("query", {}).get("learned")
+    if learned:
+        lines.append(f"  query learned     {', '.join(learned)}")
     return "\n".join(lines)
