@@ -418,13 +418,12 @@ SECTIONS: tuple[Section, ...] = (
             ),
             (
                 "ADAPTIVE_SLOW_DOMAINS_SHARE",
-                0.75,
+                1.0,
                 real(0.0, 1.0, low_open=True),
                 (
                     "Most of the downloader's places (CONCURRENT_REQUESTS) that the domains ADAPTIVE_DOMAIN_IN_FLIGHT "
                     "applies to may hold together; the rest stay for faster domains, so that a few slow hosts "
-                    "cannot hold the whole downloader and slow the crawl to their pace (1: each domain's own "
-                    "limit only, the most pages from slow hosts within a page budget)."
+                    "cannot hold the whole downloader (1: each domain's own limit only)."
                 ),
             ),
             (
