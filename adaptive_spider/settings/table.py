@@ -423,7 +423,9 @@ SECTIONS: tuple[Section, ...] = (
                 (
                     "Most of the downloader's places (CONCURRENT_REQUESTS) that the domains ADAPTIVE_DOMAIN_IN_FLIGHT "
                     "applies to may hold together; the rest stay for faster domains, so that a few slow hosts "
-                    "cannot hold the whole downloader (1: each domain's own limit only)."
+                    "cannot hold the whole downloader and slow the crawl to their pace (1: each domain's own limit "
+                    "only, the most slow-host pages within a page budget; 0.75: faster, fewer of their pages, "
+                    "docs/benchmarks.md)."
                 ),
             ),
             (
