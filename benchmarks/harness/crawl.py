@@ -11,7 +11,6 @@ With ``order="lockstep"`` the fetch order is pinned (see
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -23,8 +22,6 @@ from scrapy.utils.defer import _schedule_coro
 
 from adaptive_spider.addon import SCHEDULER as ADAPTIVE_SCHEDULER
 from adaptive_spider.profiles import apply_profile_settings
-
-logger = logging.getLogger(__name__)
 from benchmarks.harness.lockstep import lockstep_settings
 from benchmarks.harness.metrics import Run
 from benchmarks.harness.topics import Topic
@@ -139,7 +136,7 @@ class FetchRecorder:
         reason = self.crawler.stats.get_value("finish_reason") or ""
         self.run.finish_reason = reason
         terms = self.crawler.stats.get_value("adaptive/expansion/terms")
-        if terms:
+        if terms:  # what the query learned, beside the progress lines (the crawl logs at WARNING)
             print(f"{self.run.topic} {self.run.strategy}: query expansion {terms}", flush=True)
 
 
