@@ -373,3 +373,43 @@ def test_a_link_to_a_file_that_is_not_a_page_goes_after_the_pages():
         released.append(scheduler.next_request().url)
     assert set(released[:2]) == {"http://a.test/telescopes.html", "http://a.test/notes.html"}
     assert set(released[2:]) == set(files)
+
+
+def test_a_url_linked_under_several_anchors_is_valued_by_the_one_that_says_most():
+    """A table of contents links a reference page under its title ("Reference") and under
+    each of its sections; the link is valued by the section that names the query, as if
+    that were its only anchor, and so is it when the query's expansion revalues it."""
+    from adaptive_spider.frontier.linkevidence import link_evidence, revalued_link
+    from adaptive_spider.relevance.links import MAX_OTHER_ANCHORS
+
+    sections = "".join(f"<li><a href='/ref.html#s{i}'>Section {i}</a></li>" for i in range(12))
+    body = (
+        "<ul><li><a href='/ref.html'>Reference</a><ul>"
+        "<li><a href='/ref.html#sizes'>Header sizes.hpp</a></li>"
+        "<li><a href='/ref.html#planets'>Telescopes and planets</a></li>"
+        f"<li><a href='/ref.html#again'>Telescopes and planets</a></li>{sections}</ul></li>"
+        "<li><a href='/about.html'>Reference</a></li></ul>"
+    )
+    response = _response("http://a.test/", _page("Manual", body))
+    links = {link.url.rsplit("/", 1)[1]: link for link in PageLinks.of(response).followable}
+    assert links["ref.html"].text == "Reference"  # the link's text is its first anchor, as Scrapy's
+    others = links["ref.html"].other_anchors
+    assert others[:2] == ("Header sizes.hpp", "Telescopes and planets")  # distinct, in page order
+    assert len(others) == MAX_OTHER_ANCHORS
+    assert links["about.html"].other_anchors == ()
+
+    middleware = _middleware()
+    middleware.process_spider_input(response)
+    followed = response.follow("/ref.html")
+    list(middleware.process_spider_output(response, [followed]))
+    assert followed.meta["link_other_anchors"] == list(others)
+
+    state = middleware.state
+    url = "http://a.test/ref.html"
+    title_only = Request(url, meta={"link_text": "Reference"})
+    with_sections = Request(url, meta={"link_text": "Reference", "link_other_anchors": list(others)})
+    named = Request(url, meta={"link_text": "Telescopes and planets"})
+    prior = link_evidence(with_sections, state, 0).prior
+    assert prior == link_evidence(named, state, 0).prior > link_evidence(title_only, state, 0).prior
+    assert revalued_link(state, url, with_sections.meta, -1) == revalued_link(state, url, named.meta, -1)
+    assert revalued_link(state, url, with_sections.meta, -1)[1] > revalued_link(state, url, title_only.meta, -1)[1]

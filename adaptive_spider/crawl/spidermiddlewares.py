@@ -9,8 +9,9 @@ whose relevance is the link's parent score) and, from the page's own link to the
 request's URL, its anchor text (``request.meta["link_text"]``, the key Scrapy's
 CrawlSpider uses), its context, the headings and list label it sits under
 (``request.meta["link_context"]``), and what the page says beside it, such as the next
-cell of its table row (``request.meta["link_description"]``). A value the spider set
-itself is kept. The
+cell of its table row (``request.meta["link_description"]``), and the anchor texts of
+the page's other links to the same URL (``request.meta["link_other_anchors"]``). A value
+the spider set itself is kept. The
 page's links are parsed once per response (:meth:`CrawlState.links_of
 <adaptive_spider.crawl.state.CrawlState.links_of>`), the parse the ``focused``
 spider follows links from: a plain ``scrapy.Spider`` with a ``LinkExtractor`` or a
@@ -135,6 +136,8 @@ class PageOutputs:
             meta["link_context"] = link.context
         if link is not None and link.description and "link_description" not in meta:
             meta["link_description"] = link.description
+        if link is not None and link.other_anchors and "link_other_anchors" not in meta:
+            meta["link_other_anchors"] = list(link.other_anchors)
         return output
 
     def close(self) -> None:

@@ -1,8 +1,9 @@
 """What a link tells before its page is fetched: the evidence a queued request is ranked by.
 
-A request's context (``depth``, the page it was found on, its ``link_text`` and
-``link_context``) and its URL give the static part of its feature vector, its
-domain, its parent page and its learning-free link prior. :func:`link_evidence`
+A request's context (``depth``, the page it was found on, its ``link_text``, the
+page's other anchors for its URL and its ``link_context``) and its URL give the
+static part of its feature vector, its domain, its parent page and its
+learning-free link prior. :func:`link_evidence`
 computes them, reading the crawl state and changing nothing in it (a domain seen
 for the first time gets its id, nothing more), so a link the dupefilter then
 drops leaves no trace. Recording the link among its page's outlinks is a
@@ -39,6 +40,31 @@ def anchor_text(request: Request) -> str:
     """The anchor text of a request's link ("" when the spider gave none)."""
     anchor = request.meta.get("link_text") or ""
     return anchor if isinstance(anchor, str) else ""
+
+
+def other_anchors(meta: Mapping[str, Any]) -> list[str]:
+    """The anchor texts of the page's other links to the request's URL, if the spider said
+    (``link_other_anchors``: a table of contents names a page under each of its sections)."""
+    others = meta.get("link_other_anchors")
+    if not others or not isinstance(others, (list, tuple)):
+        return []
+    return [text for text in others if isinstance(text, str) and text]
+
+
+def best_anchor(state: CrawlState, anchor: str, others: list[str], url: str) -> tuple[str, tuple[int, ...]]:
+    """Of a link's anchor text and the page's other anchors for its URL, the one whose
+    preview (with the URL's words) is most similar to the query as the crawl values it now,
+    with its preview's term ids; the first anchor when none says more."""
+    term_ids = state.terms.present_ids(link_preview_text(anchor, url))
+    if not others:
+        return anchor, term_ids
+    best = state.link_similarity(term_ids, anchor, url)
+    for other in others:
+        other_ids = state.terms.present_ids(link_preview_text(other, url))
+        similarity = state.link_similarity(other_ids, other, url)
+        if similarity > best:
+            anchor, term_ids, best = other, other_ids, similarity
+    return anchor, term_ids
 
 
 def link_context(request: Request) -> str:
@@ -89,6 +115,9 @@ def link_evidence(request: Request, state: CrawlState, round_discovered: int) ->
     round ``round_discovered``)."""
     meta = request.meta
     anchor = anchor_text(request)
+    others = other_anchors(meta)
+    if others:
+        anchor = best_anchor(state, anchor, others, request.url)[0]
     preview = LinkPreview.of(request, state.terms, anchor)
     parent = parent_page(request)
     similarity, parent_score, prior = link_value(
@@ -128,7 +157,7 @@ def revalued_link(state: CrawlState, url: str, meta: Mapping[str, Any], parent: 
     the page it was found on), valued anew: the query expansion has changed since it was queued."""
     anchor = meta.get("link_text") or ""
     anchor = anchor if isinstance(anchor, str) else ""
-    term_ids = state.terms.present_ids(link_preview_text(anchor, url))
+    anchor, term_ids = best_anchor(state, anchor, other_anchors(meta), url)
     is_file = names_a_file(urlsplit(url).path)
     similarity, _, prior = link_value(state, term_ids, anchor, url, link_surroundings(meta), parent, is_file)
     return similarity, prior

@@ -7,6 +7,12 @@ pass over the parsed tree is enough. The extensions skipped are Scrapy's own
 ``IGNORED_EXTENSIONS`` plus source and data files (``SOURCE_EXTENSIONS``): a
 focused crawl of pages gains nothing from fetching ``.txt`` or ``.ipynb`` files.
 
+A page often links one URL several times: a table of contents under the page's title
+("Reference") and under each of its sections ("Header <boost/algorithm/string/regex.hpp>",
+"Regular Expressions"). The first anchor is the link's text, as Scrapy's link extractor
+gives it; the others are kept beside it (``other_anchors``), and the link is valued by
+the one that says most of the query (``linkevidence.best_anchor``).
+
 A link's *context* is what the page says around it beyond its anchor: the
 headings it sits under (h2 to h6, the outline of the page above it) and, for a
 link in a nested list, the label of the
@@ -51,12 +57,20 @@ _HEADINGS = {"h2": 0, "h3": 1, "h4": 2, "h5": 3, "h6": 4}
 _LINKS = frozenset({"a", "area"})
 
 
+#: Most anchor texts kept per URL beyond its first (a table of contents links one page
+#: under each of its sections: "Reference", then "Header <boost/algorithm/string/regex.hpp>").
+MAX_OTHER_ANCHORS = 8
+
+
 class PageLink(NamedTuple):
     url: str
     text: str
     context: str
     #: What the page says beside the link (see :func:`_description`).
     description: str = ""
+    #: The anchor texts of the page's later links to the same URL, distinct, at most
+    #: ``MAX_OTHER_ANCHORS``: "Reference" says less of a page than its sections' names do.
+    other_anchors: tuple[str, ...] = ()
 
 
 class PageLinks:
@@ -112,7 +126,11 @@ class PageLinks:
                 if not first.description:  # a menu names it first, the page's table describes it
                     description = _description(element)
                     if description:
-                        links[url] = first._replace(description=description)
+                        first = links[url] = first._replace(description=description)
+                if len(first.other_anchors) < MAX_OTHER_ANCHORS:
+                    text = _text(element)
+                    if text and text != first.text and text not in first.other_anchors:
+                        links[url] = first._replace(other_anchors=(*first.other_anchors, text))
                 continue
             label = _list_label(element)
             in_prose = _in_running_text(element, paragraphs)
