@@ -413,3 +413,24 @@ def test_a_url_linked_under_several_anchors_is_valued_by_the_one_that_says_most(
     assert prior == link_evidence(named, state, 0).prior > link_evidence(title_only, state, 0).prior
     assert revalued_link(state, url, with_sections.meta, -1) == revalued_link(state, url, named.meta, -1)
     assert revalued_link(state, url, with_sections.meta, -1)[1] > revalued_link(state, url, title_only.meta, -1)[1]
+
+
+def test_a_heading_left_open_titles_the_links_under_it_with_its_first_words_only():
+    """``<h2>Keyword Index</h1>``: the heading is never closed and holds the rest of its page,
+    an index of thousands of links whose text says every word of any query. As the context
+    of each of them it lifted them all (SQLite's keyword index, 3,000 links, took 760 fetches
+    of every big-web crawl); a heading is a title, and its first words are what titles them."""
+    entries = "".join(f"<li><a href='/e{i}.html'>entry {i}</a></li>" for i in range(20))
+    body = (
+        f"<h2 align=center>Keyword Index</h1><ul>{entries}"
+        "<li>telescopes for observing planets and galaxies</li>"
+        "<li><a href='/last.html'>last entry</a></li></ul>"
+    )
+    links = {
+        link.url.rsplit("/", 1)[1]: link
+        for link in PageLinks.of(_response("http://a.test/", _page("Index", body))).followable
+    }
+    last = links["last.html"].context
+    assert last.startswith("Keyword Index entry 0")
+    assert "telescopes" not in last and len(last.split()) <= 16
+    assert _middleware().state.context_similarity(last) == 0.0

@@ -14,7 +14,8 @@ gives it; the others are kept beside it (``other_anchors``), and the link is val
 the one that says most of the query (``linkevidence.best_anchor``).
 
 A link's *context* is what the page says around it beyond its anchor: the
-headings it sits under (h2 to h6, the outline of the page above it) and, for a
+headings it sits under (h2 to h6, the outline of the page above it, each heading's first
+16 words) and, for a
 link in a nested list, the label of the
 list item it is nested in ("Concurrent Execution" for the ``threading`` entry of
 a table of contents). Focused crawlers have long used such anchor context to
@@ -108,7 +109,7 @@ class PageLinks:
             tag = element.tag
             level = _HEADINGS.get(tag) if isinstance(tag, str) else None
             if level is not None:
-                outline[level:] = [_text(element)] + [""] * (len(outline) - level - 1)
+                outline[level:] = [_heading_text(element)] + [""] * (len(outline) - level - 1)
                 continue
             if tag not in _LINKS:
                 continue
@@ -174,6 +175,16 @@ def extract_links(response: TextResponse) -> list[PageLink]:
 # Elements are lxml's (no type information).
 def _text(element: Any) -> str:
     return " ".join(" ".join(element.itertext()).split())
+
+
+#: Words of a heading that title the links under it. A heading is a title; one left open
+#: (SQLite's keyword index: ``<h2>Keyword Index</h1>``) holds the rest of its page, which
+#: as every link's context would say every query word.
+_HEADING_WORDS = 16
+
+
+def _heading_text(heading: Any) -> str:
+    return _first_words(heading.itertext(), _HEADING_WORDS)
 
 
 #: Elements that hold a link as an entry of a list, a table or a menu (which headings title).
@@ -283,14 +294,14 @@ def _has_several_links(element: Any) -> bool:
     return next(islice(element.iter("a"), 1, None), None) is not None
 
 
-def _first_words(texts: Any) -> str:
+def _first_words(texts: Any, limit: int = _DESCRIPTION_WORDS) -> str:
     words: list[str] = []
     for text in texts:
         if text:
             words.extend(text.split())
-            if len(words) >= _DESCRIPTION_WORDS:
+            if len(words) >= limit:
                 break
-    return " ".join(words[:_DESCRIPTION_WORDS])
+    return " ".join(words[:limit])
 
 
 def _followable(url: str) -> bool:
