@@ -135,7 +135,8 @@ class FetchRecorder:
         self.run.seconds, self.run.cpu_seconds = wall, cpu
         reason = self.crawler.stats.get_value("finish_reason") or ""
         self.run.finish_reason = reason
-        terms = self.crawler.stats.get_value("adaptive/expansion/terms")
+        terms = self.crawler.stats.get_value("adaptive/expansion/terms") or ""
+        self.run.learned = terms  # results.json: query_learned of each run
         if terms:  # what the query learned, beside the progress lines (the crawl logs at WARNING)
             print(f"{self.run.topic} {self.run.strategy}: query expansion {terms}", flush=True)
 

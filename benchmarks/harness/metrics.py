@@ -62,6 +62,9 @@ class Run:
     seconds: float = 0.0
     finish_reason: str = ""
     cpu_seconds: float = 0.0
+    #: The words the query learned from the crawl's best pages, space-separated (the crawl's
+    #: ``adaptive/expansion/terms`` stat at its end; "" for stock Scrapy or none learned).
+    learned: str = ""
 
     def found_at(self, relevant: set[str], budget: int) -> list[int]:
         """1-based fetch numbers (within the budget) at which a relevant page was fetched first."""

@@ -188,6 +188,7 @@ class Results:
                             "cpu_seconds": round(run.cpu_seconds, 3),
                             "fetch_order_sha1": run.fingerprint(self.budget),
                             "found_at": run.found_at(result.relevant, self.budget),
+                            "query_learned": run.learned,
                         }
                         for run in runs
                     ]

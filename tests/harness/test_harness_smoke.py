@@ -74,6 +74,9 @@ def test_json_holds_sane_metrics_and_identical_reruns(smoke_run):
         trace = (out / "traces" / f"demo-astronomy-{strategy}-1.txt").read_text().split()
         assert len(trace) == 120 and trace[0] == "http://site.test/index.html"  # the seed, after its redirect
     assert topic["metrics"]["stock"]["speed_vs_stock"] == 1.0
+    # What the query learned is kept per run; stock Scrapy has no query to learn.
+    assert isinstance(topic["runs"]["tres"][0]["query_learned"], str)
+    assert topic["runs"]["stock"][0]["query_learned"] == ""
     assert results["mean"]["tres"]["topics"] == 1
     # The AdaptiveScheduler's bfs is Scrapy's own breadth-first order, page for page.
     traces = {s: (out / "traces" / f"demo-astronomy-{s}-1.txt").read_text() for s in ("bfs", "stock")}
