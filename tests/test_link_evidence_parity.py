@@ -418,8 +418,8 @@ def test_a_url_linked_under_several_anchors_is_valued_by_the_one_that_says_most(
 def test_a_heading_left_open_titles_the_links_under_it_with_its_first_words_only():
     """``<h2>Keyword Index</h1>``: the heading is never closed and holds the rest of its page,
     an index of thousands of links whose text says every word of any query. As the context
-    of each of them it lifted them all (SQLite's keyword index, 3,000 links, took 760 fetches
-    of every big-web crawl); a heading is a title, and its first words are what titles them."""
+    of each of them it lifted them all (SQLite's keyword index, 3,000 links, took some 750
+    fetches of most big-web crawls); a heading is a title, and its first words title them."""
     entries = "".join(f"<li><a href='/e{i}.html'>entry {i}</a></li>" for i in range(20))
     body = (
         f"<h2 align=center>Keyword Index</h1><ul>{entries}"
