@@ -17,6 +17,7 @@ import zlib
 import pytest
 from scrapy import signals
 from scrapy.crawler import CrawlerRunner
+from scrapy.utils.httpobj import urlparse_cached
 
 from adaptive_spider.crawl.engine_internals import download_slot
 from adaptive_spider.crawl.state import CrawlState
@@ -149,22 +150,31 @@ async def test_a_slow_host_never_holds_more_than_its_slot_of_the_downloader(prox
 
 
 class SlowSlotsWatch(SlotWatch):
-    """Also writes down the most requests the slow hosts' slots held at once, together."""
+    """Also writes down the most requests the slow hosts' slots held at once, together, once
+    every slow host has answered: a host is known to be slow from its first answer on, and
+    until then its first request is a probe, which the cap does not count."""
 
     def __init__(self, crawler, slow_hosts):
         super().__init__(crawler)
         self.slow_hosts = slow_hosts
         self.most_together = 0
-
+        self.answered: set = set()
         self.slots: dict = {}
+        crawler.signals.connect(self.response_received, signal=signals.response_received)
+
+    def response_received(self, response, request, spider):
+        host = urlparse_cached(request).hostname
+        if host in self.slow_hosts:
+            self.answered.add(host)
 
     def reached(self, request, spider):
         super().reached(request, spider)
         key, slot = download_slot(self.crawler, request)
         if key in self.slow_hosts and slot is not None:
             self.slots[key] = slot
-        together = sum(len(slot.active) for slot in self.slots.values())
-        self.most_together = max(self.most_together, together)
+        if len(self.answered) == len(self.slow_hosts):
+            together = sum(len(slot.active) for slot in self.slots.values())
+            self.most_together = max(self.most_together, together)
 
 
 def _two_slow_hosts(host: str, path: str) -> tuple[int, bytes]:
