@@ -51,11 +51,13 @@ def other_anchors(meta: Mapping[str, Any]) -> list[str]:
     return [text for text in others if isinstance(text, str) and text]
 
 
-def best_anchor(state: CrawlState, anchor: str, others: list[str], url: str) -> tuple[str, tuple[int, ...]]:
-    """Of a link's anchor text and the page's other anchors for its URL, the one whose
-    preview (with the URL's words) is most similar to the query as the crawl values it now,
-    with its preview's term ids; the first anchor when none says more."""
-    term_ids = state.terms.present_ids(link_preview_text(anchor, url))
+def best_anchor(
+    state: CrawlState, anchor: str, term_ids: tuple[int, ...], others: list[str], url: str
+) -> tuple[str, tuple[int, ...]]:
+    """Of a link's anchor text (whose preview shows the query terms ``term_ids``) and the
+    page's other anchors for its URL, the one whose preview (with the URL's words) is most
+    similar to the query as the crawl values it now, with its preview's term ids; the first
+    anchor when none says more."""
     if not others:
         return anchor, term_ids
     best = state.link_similarity(term_ids, anchor, url)
@@ -115,10 +117,10 @@ def link_evidence(request: Request, state: CrawlState, round_discovered: int) ->
     round ``round_discovered``)."""
     meta = request.meta
     anchor = anchor_text(request)
-    others = other_anchors(meta)
-    if others:
-        anchor = best_anchor(state, anchor, others, request.url)[0]
     preview = LinkPreview.of(request, state.terms, anchor)
+    others = other_anchors(meta)
+    if others:  # the preview's URL words stay; its terms become the best anchor's
+        anchor, preview.term_ids = best_anchor(state, anchor, preview.term_ids, others, request.url)
     parent = parent_page(request)
     similarity, parent_score, prior = link_value(
         state, preview.term_ids, anchor, request.url, link_surroundings(meta), parent, preview.is_file
@@ -157,7 +159,8 @@ def revalued_link(state: CrawlState, url: str, meta: Mapping[str, Any], parent: 
     the page it was found on), valued anew: the query expansion has changed since it was queued."""
     anchor = meta.get("link_text") or ""
     anchor = anchor if isinstance(anchor, str) else ""
-    anchor, term_ids = best_anchor(state, anchor, other_anchors(meta), url)
+    term_ids = state.terms.present_ids(link_preview_text(anchor, url))
+    anchor, term_ids = best_anchor(state, anchor, term_ids, other_anchors(meta), url)
     is_file = names_a_file(urlsplit(url).path)
     similarity, _, prior = link_value(state, term_ids, anchor, url, link_surroundings(meta), parent, is_file)
     return similarity, prior
