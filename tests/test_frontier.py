@@ -190,6 +190,26 @@ def test_slow_domain_is_released_after_the_others():
     assert [r.url for r, _ in drain(frontier, 1)] == ["http://quick.test/a", "http://quick.test/b", "http://slow.test/a"]
 
 
+def test_a_host_that_takes_seconds_an_answer_keeps_its_place_by_default():
+    """Erlang's documentation answers in 3 s and holds relevant pages of most of the big web's
+    topics: a host that slow still gets its best links in the strategy's order (the downloader's
+    places it may hold are ADAPTIVE_DOMAIN_IN_FLIGHT's business); only one slower than
+    ADAPTIVE_SLOW_DOMAIN_MS waits for everything else, which a crawl with a budget never ends."""
+    frontier = make_frontier(strategy="bestfirst")
+    for _ in range(5):
+        frontier.domains.record_response("slow.test", 200, 3.5)
+        frontier.domains.record_response("quick.test", 200, 0.05)
+    add(frontier, "http://quick.test/a", anchor=0.9)
+    add(frontier, "http://slow.test/a", anchor=0.5)
+    add(frontier, "http://quick.test/b", anchor=0.1)
+    assert [r.url for r, _ in drain(frontier, 1)] == ["http://quick.test/a", "http://slow.test/a", "http://quick.test/b"]
+    for _ in range(10):
+        frontier.domains.record_response("slow.test", 200, 12.0)  # past the default: last
+    add(frontier, "http://slow.test/b", anchor=0.9)
+    add(frontier, "http://quick.test/c", anchor=0.1)
+    assert [r.url for r, _ in drain(frontier, 1)] == ["http://quick.test/c", "http://slow.test/b"]
+
+
 def test_a_busy_domain_is_passed_over_for_other_domains_and_keeps_its_place():
     frontier = make_frontier(strategy="bestfirst", domain_in_flight_ms=0)
     for host in ("busy.test", "idle.test"):

@@ -344,9 +344,13 @@ SECTIONS: tuple[Section, ...] = (
         (
             (
                 "ADAPTIVE_SLOW_DOMAIN_MS",
-                3000,
+                10_000,
                 real(0.0, low_open=True),
-                "Domains whose median latency exceeds this (ms) are released after the others.",
+                (
+                    "Domains whose median latency exceeds this (ms) are released after the others, which "
+                    "in a crawl with a page budget means never. Slower hosts under it are held back by "
+                    "ADAPTIVE_DOMAIN_IN_FLIGHT instead: their best links still go, as their places free."
+                ),
             ),
             (
                 "ADAPTIVE_UNRELIABLE_THRESHOLD",
