@@ -320,6 +320,24 @@ def test_a_link_is_described_by_what_its_page_says_beside_it():
     assert request.meta["link_description"] == links["locks.html"].description
 
 
+def test_a_tables_description_beats_the_words_after_an_earlier_mention_in_prose():
+    """rustdoc's crate page mentions modules in its prose first ("the io, fs, and net
+    modules"), then lists each in a grid with its summary: the summary describes the link."""
+    body = (
+        "<p>Types are defined in the <a href='/io.html'><code>io</code></a>, "
+        "<a href='/fs.html'><code>fs</code></a>, and <a href='/net.html'>net</a> modules.</p>"
+        "<div class='item-row'><div class='item-left'><a href='/fs.html'>fs</a></div>"
+        "<div class='item-right'><p>Filesystem manipulation operations.</p></div></div>"
+        "<div class='item-row'><div class='item-left'><a href='/io.html'>io</a></div>"
+        "<div class='item-right'><p>Traits and helpers for core I/O functionality.</p></div></div>"
+        "<p>See <a href='/net.html'>net</a> for sockets and more.</p>"
+    )
+    links = {link.url.rsplit("/", 1)[1]: link for link in PageLinks.of(_response("http://a.test/", _page("std", body))).followable}
+    assert links["fs.html"].description == "Filesystem manipulation operations."
+    assert links["io.html"].description == "Traits and helpers for core I/O functionality."
+    assert links["net.html"].description == "modules."  # a later sentence does not replace the first
+
+
 def test_headings_title_the_links_of_lists_and_tables_not_those_of_running_text():
     """A reference page's heading ("Telescopes") says what the page is about; a link in
     its prose goes wherever the sentence does, so only listed links take the heading."""

@@ -104,6 +104,7 @@ class PageLinks:
         body = root.find("body")
         outline = [""] * len(_HEADINGS)
         paragraphs: dict[Any, bool] = {}  # whether each paragraph met is prose
+        told_by_tail: set[str] = set()  # URLs whose description is the text after a link, not a cell's
         urljoin = response.urljoin
         for element in (body if body is not None else root).iter():
             tag = element.tag
@@ -124,10 +125,13 @@ class PageLinks:
                 continue
             if url in links:
                 first = links[url]
-                if not first.description:  # a menu names it first, the page's table describes it
-                    description = _description(element)
-                    if description:
+                # A menu names it first, or the page's prose ("the io, fs, and net modules"):
+                # the page's table describes it ("fs" | "Filesystem manipulation operations.").
+                if not first.description or url in told_by_tail:
+                    description, by_tail = _description(element)
+                    if description and (not first.description or not by_tail):
                         first = links[url] = first._replace(description=description)
+                        (told_by_tail.add if by_tail else told_by_tail.discard)(url)
                 if len(first.other_anchors) < MAX_OTHER_ANCHORS:
                     text = _text(element)
                     if text and text != first.text and text not in first.other_anchors:
@@ -136,7 +140,10 @@ class PageLinks:
             label = _list_label(element)
             in_prose = _in_running_text(element, paragraphs)
             context = label if in_prose else " ".join(part for part in (*outline, label) if part)
-            links[url] = PageLink(url, _text(element), context, _description(element))
+            description, by_tail = _description(element)
+            if by_tail:
+                told_by_tail.add(url)
+            links[url] = PageLink(url, _text(element), context, description)
             if _followable(url):
                 followable.append(url)
         return cls(own_url, links, [links[url] for url in followable], response.encoding)
@@ -244,8 +251,9 @@ _CELLS = frozenset({"td", "th", "dt", "div"})
 _DESCRIPTION_WORDS = 24
 
 
-def _description(link: Any) -> str:
-    """What a page says beside a link, beyond its anchor: the next cell of its table row
+def _description(link: Any) -> tuple[str, bool]:
+    """What a page says beside a link, beyond its anchor, and whether that is only the text
+    after it (not a cell's): the next cell of its table row
     ("QMutex" | "Access serialization between threads"), the definition of a ``<dt>`` or,
     for a link in the last cell of a row, the next row (Doxygen's member descriptions);
     else the text right after the link ("threading -- Thread-based parallelism"). At most
@@ -267,9 +275,9 @@ def _description(link: Any) -> str:
             if beside is not None and (cell.tag != "dt" or beside.tag == "dd") and not _starts_with_link(beside):
                 words = _first_words(beside.itertext())
                 if words.count(" ") >= 2:  # "(C++11)" beside a name is a tag: the summary is further out
-                    return words
+                    return words, False
         node = cell
-    return _first_words([link.tail]) if link.tail else ""
+    return (_first_words([link.tail]), True) if link.tail else ("", False)
 
 
 def _starts_with_link(element: Any) -> bool:

@@ -1,7 +1,9 @@
 """What a crawl fetched, and the focus metrics of ../shared/webbench/README.md.
 
 Over the sequence of fetches (every response counts, 404s included; robots.txt
-and the 301s that Scrapy follows do not):
+and the 301s that Scrapy follows do not), a fetched URL matching a relevant one when
+both agree once %-quoted one way (the spec's canonical path: a page links
+``operator%3D.html``, the labels name ``operator=.html``, the server serves one file):
 
 * H@N, harvest rate: relevant pages among the first N fetches, divided by N;
 * R@N, recall: share of the topic's relevant pages fetched within the first N;
@@ -21,10 +23,20 @@ import hashlib
 import math
 import statistics
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from benchmarks.webbench.conditions import canonical_path
 
 HARVEST_AT = (200, 500)
 RECALL_AT = (500, 1000)
 SHARES = {"N50": 0.5, "N90": 0.9}
+
+
+def canonical_url(url: str) -> str:
+    """``url`` with its path %-quoted as the spec's link graph quotes it (its labels' spelling)."""
+    parts = urlsplit(url)
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme}://{parts.netloc}{canonical_path(parts.path)}{query}"
 
 
 @dataclass(frozen=True)
@@ -68,9 +80,11 @@ class Run:
 
     def found_at(self, relevant: set[str], budget: int) -> list[int]:
         """1-based fetch numbers (within the budget) at which a relevant page was fetched first."""
+        relevant = {canonical_url(url) for url in relevant}
         seen: set[str] = set()
         found = []
-        for number, url in enumerate(self.fetched[:budget], 1):
+        for number, fetched in enumerate(self.fetched[:budget], 1):
+            url = canonical_url(fetched)
             if url in relevant and url not in seen:
                 seen.add(url)
                 found.append(number)

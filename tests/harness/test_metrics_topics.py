@@ -39,6 +39,16 @@ def test_fetches_beyond_the_budget_do_not_count():
     assert m["N50"] == 2 and m["N90"] is None and m["pages"] == 2
 
 
+def test_a_page_fetched_under_another_quoting_of_its_url_counts_once():
+    """cppreference links ``operator%3D.html``; the labels (the spec's canonical paths) name
+    ``operator=.html``: the same page, which the server serves once."""
+    page = "http://en.cppreference.test/w/cpp/thread/promise/operator=.html"
+    fetched = ["http://x.test/", page.replace("=", "%3D"), page, "http://en.cppreference.test/w/a%7Eb.html"]
+    m = run_of(fetched).metrics({page, "http://en.cppreference.test/w/a~b.html"}, budget=4)
+    assert run_of(fetched).found_at({page}, budget=4) == [2]
+    assert m["N50"] == 2 and m["N90"] == 4 and m["R@500"] is None
+
+
 def test_mean_counts_never_reached_as_budget_plus_one():
     mean = mean_metrics([{"N50": 10, "N90": None, "R@1000": 0.5}, {"N50": 30, "N90": 100, "R@1000": 1.0}], budget=1000)
     assert mean["N50"] == 20 and mean["N90"] == (1001 + 100) / 2 and mean["R@1000"] == 0.75
