@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from benchmarks.harness.metrics import Run
+from benchmarks.harness.metrics import Run, canonical_url
 
 
 class Progress:
@@ -28,7 +28,7 @@ class Progress:
         self.index += 1
         again = f" #{repeat + 1}" if repeats > 1 else ""
         self.label = f"[{self.index:>{len(str(self.total))}}/{self.total}] {topic} {strategy}{again}"
-        self.relevant = relevant
+        self.relevant = {canonical_url(url) for url in relevant}
         self._found_urls = set()
         self._counted = 0
         self._last = time.monotonic()
@@ -57,7 +57,8 @@ class Progress:
         )
 
     def _count(self, run: Run) -> None:
-        self._found_urls.update(url for url in run.fetched[self._counted : self.budget] if url in self.relevant)
+        fetched = (canonical_url(url) for url in run.fetched[self._counted : self.budget])
+        self._found_urls.update(url for url in fetched if url in self.relevant)
         self._counted = max(self._counted, min(len(run.fetched), self.budget))
 
     def note(self, text: str) -> None:
