@@ -16,6 +16,7 @@ import logging
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 from scrapy.utils.misc import load_object
 
+from adaptive_spider.crawl.engine_internals import close_refused_tunnels
 from adaptive_spider.settings.config import AdaptiveConfig, default_values, warn_unknown_settings
 
 SCHEDULER = "adaptive_spider.crawl.scheduler.AdaptiveScheduler"
@@ -45,6 +46,7 @@ class AdaptiveAddon:
 
     def update_settings(self, settings: BaseSettings) -> None:
         warn_unknown_settings(settings)  # once per crawl: Scrapy ignores a misspelled name silently
+        close_refused_tunnels()  # a proxy that refuses https:// must not cost a socket each time
         for name, value in default_values().items():
             settings.set(name, value, "addon")
         settings.set("SCHEDULER", SCHEDULER, "addon")

@@ -7,7 +7,10 @@ the shim must be updated before the upper pin on Scrapy is lifted again.
 
 from __future__ import annotations
 
+import asyncio
+import http.server
 import logging
+import threading
 from types import SimpleNamespace
 
 import scrapy
@@ -72,3 +75,69 @@ def test_before_the_crawl_starts_nothing_is_in_progress():
     assert requests_in_progress(None) is None
     assert requests_in_progress(SimpleNamespace(engine=None)) is None
     assert requests_in_progress(SimpleNamespace(engine=SimpleNamespace(_slot=None))) is None
+
+
+class RefusingProxy(http.server.BaseHTTPRequestHandler):
+    """An HTTP proxy that refuses every ``CONNECT`` and keeps the connection open (HTTP/1.1
+    allows it; the big web's reference server does it); the server counts open connections."""
+
+    protocol_version = "HTTP/1.1"
+
+    def setup(self):
+        super().setup()
+        with self.server.lock:
+            self.server.open_connections += 1
+
+    def finish(self):
+        with self.server.lock:
+            self.server.open_connections -= 1
+        super().finish()
+
+    def do_CONNECT(self):
+        body = b"CONNECT not supported\n"
+        self.send_response(405)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+class HttpsThroughProxySpider(scrapy.Spider):
+    name = "https_through_proxy"
+
+    def __init__(self, proxy: str = "", n: int = 6, **kwargs):
+        super().__init__(**kwargs)
+        self.proxy, self.n = proxy, n
+        self.failures: list = []
+
+    async def start(self):
+        for i in range(self.n):
+            yield scrapy.Request(f"https://site{i}.test/", meta={"proxy": self.proxy}, errback=self.failures.append)
+
+    def parse(self, response):
+        pass
+
+
+@crawl_test
+async def test_a_connect_the_proxy_refuses_does_not_leave_its_socket_open():
+    """Scrapy 2.19 fails the request of a refused tunnel and keeps the socket: a long crawl
+    through such a proxy runs out of file descriptors. The add-on makes it close the socket."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), RefusingProxy)
+    server.daemon_threads = True
+    server.lock, server.open_connections = threading.Lock(), 0
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        proxy = f"http://127.0.0.1:{server.server_address[1]}"
+        result = await run_crawl(HttpsThroughProxySpider, project_settings(), proxy=proxy, n=6)
+        failures = result.crawler.spider.failures
+        assert len(failures) == 6 and all("CONNECT" in str(failure.value) for failure in failures)
+        for _ in range(50):  # the server's threads see the close a moment later
+            if server.open_connections == 0:
+                break
+            await asyncio.sleep(0.1)
+        assert server.open_connections == 0, f"{server.open_connections} refused tunnels left open"
+    finally:
+        server.shutdown()
+        server.server_close()

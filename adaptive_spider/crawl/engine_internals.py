@@ -1,4 +1,4 @@
-"""The two things this project reads from Scrapy's engine without a public API, in one place.
+"""The things this project reads from (or mends in) Scrapy's internals without a public API, in one place.
 
 - **Requests in progress**: from the moment the scheduler hands a request to the engine
   until its response (or failure) went through the spider and every request it produced
@@ -9,6 +9,12 @@
 - **Download slots**: ``engine.downloader.slots`` and ``get_slot_key``, which Scrapy's own
   AutoThrottle extension uses to change a site's delay; ``RobotsCrawlDelay`` does the same
   for robots.txt's ``Crawl-delay``.
+
+- **Refused tunnels**: when an HTTP proxy refuses a ``CONNECT`` (an ``https://`` URL) and
+  keeps the connection open, as HTTP/1.1 allows, Scrapy 2.19's tunnelling endpoint fails
+  the request and leaves the socket open: one leaked file descriptor per refused request,
+  until a long crawl can open no more ("Too many open files"). :func:`close_refused_tunnels`
+  makes the endpoint close it; the add-on installs it.
 
 If a Scrapy release renames them, each function logs one error naming what changed and
 falls back (the downloader's active set, download only; no Crawl-delay), so nothing
@@ -74,3 +80,35 @@ def download_slot(crawler: Crawler, request: Request) -> tuple[str, Any | None]:
         return "", None
     key = get_key(request)
     return key, slots.get(key)
+
+
+def close_refused_tunnels() -> bool:
+    """Make Scrapy close the connection of a ``CONNECT`` its proxy refused (see the module
+    docstring); idempotent. False, after one logged error, when this Scrapy has no such endpoint."""
+    try:
+        from scrapy.core.downloader.handlers.http11 import _TunnelingTCP4ClientEndpoint as endpoint
+    except ImportError:
+        _warn_once("_TunnelingTCP4ClientEndpoint (HTTPS through a proxy)")
+        return False
+    original = getattr(endpoint, "processProxyResponse", None)
+    matcher = getattr(endpoint, "_responseMatcher", None)
+    if original is None or matcher is None:
+        _warn_once("_TunnelingTCP4ClientEndpoint.processProxyResponse")
+        return False
+    if getattr(original, "closes_refused_tunnels", False):
+        return True
+
+    def processProxyResponse(self: Any, data: bytes) -> None:
+        original(self, data)
+        answer = bytes(getattr(self, "_connectBuffer", b""))
+        if b"\r\n\r\n" not in answer:
+            return  # the proxy's answer is not complete yet
+        status = matcher.match(answer)
+        if status is None or int(status.group("status")) != 200:
+            transport = getattr(getattr(self, "_protocol", None), "transport", None)
+            if transport is not None:
+                transport.loseConnection()
+
+    processProxyResponse.closes_refused_tunnels = True  # type: ignore[attr-defined]
+    endpoint.processProxyResponse = processProxyResponse  # type: ignore[method-assign]
+    return True
