@@ -192,6 +192,9 @@ def test_a_blend_joins_the_starts_of_two_neighbouring_query_words():
     assert not is_blend("exreg", words)  # the query's order
     assert not is_blend("retext", words)  # neighbours only: "regular" and "text" are not
     assert not is_blend("rex", words)  # two letters of each, at least
+    files = QueryTerms("join paths, list directories, copy, move and delete files").sequence
+    assert is_blend("filesystem", QueryTerms("file system paths").sequence)
+    assert not is_blend("model", files)  # MOve DELete: three letters of the first word, at least
     assert not is_blend("nebula", words)
 
 

@@ -79,6 +79,48 @@ def test_sibling_score_follows_fetched_siblings_of_the_same_context():
     assert beside == pytest.approx((2.0 + 0.2) / 3) and elsewhere == pytest.approx(0.2)
 
 
+def test_bestfirst_lets_a_list_whose_fetched_links_missed_give_way():
+    """A long list under a heading that shares a word with the query ("Variables" for
+    "condition variables") ranks above a weaker link elsewhere until its first entries miss;
+    a list whose links were relevant keeps its rank."""
+
+    def crawl(patience):
+        frontier = make_frontier(strategy="bestfirst", sibling_patience=patience)
+        for host in ("tool.test", "lib.test"):
+            frontier.domains.record_response(host, 200, 0.01)  # both answered: no probe waits
+        listing = frontier.pages.add(domain_id=0, relevance=0.3)
+        variables = [
+            add(frontier, f"http://tool.test/variable/V{i}", parent=listing, parent_score=0.3, context="Variables")
+            for i in range(40)
+        ]
+        elsewhere = add(frontier, "http://lib.test/thread/condvar", anchor=0.1)
+        group = frontier.pages.group_of(listing, "Variables")
+        order = []
+        while batch := frontier.next_batch(1):
+            url = batch[0][0].url
+            order.append(url)
+            if url.startswith("http://tool.test/"):
+                frontier.pages.add(domain_id=0, relevance=0.05, group_id=group)  # a miss
+        assert len(order) == len(variables) + 1 and elsewhere is not None
+        return order.index("http://lib.test/thread/condvar")
+
+    assert crawl(patience=0) == 40  # the prior alone: the whole list first (0.09 > 0.07)
+    assert crawl(patience=4) == 2  # two misses: 0.09 * 4 / 6 = 0.06 < 0.07
+
+    frontier = make_frontier(strategy="bestfirst", sibling_patience=4)
+    frontier.domains.record_response("lib.test", 200, 0.01)
+    listing = frontier.pages.add(domain_id=0, relevance=0.3)
+    for i in range(3):
+        add(frontier, f"http://lib.test/sync/S{i}", parent=listing, parent_score=0.3, context="Synchronization")
+    add(frontier, "http://lib.test/other", anchor=0.1)
+    group = frontier.pages.group_of(listing, "Synchronization")
+    frontier.pages.add(domain_id=0, relevance=0.05, group_id=group)
+    frontier.pages.add(domain_id=0, relevance=0.9, group_id=group)  # a hit: misses no longer count
+    assert frontier.pages.misses(group) == 0
+    urls = [request.url for request, _ in drain(frontier, n=1)]
+    assert urls[-1] == "http://lib.test/other"
+
+
 def test_domain_weight_setting_covers_subdomains():
     frontier = make_frontier(strategy="bfs", domain_weights="example.com=3")
     entry = add(frontier, "http://docs.example.com/a")
@@ -637,3 +679,20 @@ def test_gain_strategy_takes_the_highest_current_gain_and_revalues_lazily():
     gains["http://a.test/high"] = 0.2
     assert [r.url for r, _ in drain(frontier, 1)] == ["http://a.test/mid", "http://a.test/high", "http://a.test/low"]
     assert frontier.strategy.stats()["revalued"] >= 4
+
+
+def test_a_groups_misses_survive_a_snapshot_and_an_older_snapshot_loads_without_them():
+    pages = PageLog(hit_at=0.5)
+    listing = pages.add(domain_id=0, relevance=0.3)
+    missed, hit = pages.group_of(listing, "Variables"), pages.group_of(listing, "Threads")
+    for relevance in (0.1, 0.2):
+        pages.add(domain_id=0, relevance=relevance, group_id=missed)
+    pages.add(domain_id=0, relevance=0.8, group_id=hit)
+    state = pages.state_dict()
+    resumed = PageLog(hit_at=0.5)
+    resumed.load_state_dict(state)
+    assert (resumed.misses(missed), resumed.misses(hit)) == (2, 0)
+    del state["group_hits"]  # written before groups counted their hits
+    older = PageLog(hit_at=0.5)
+    older.load_state_dict(state)
+    assert older.misses(missed) == older.misses(hit) == 0  # ranked by their prior alone, as before

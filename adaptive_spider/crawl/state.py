@@ -128,7 +128,7 @@ class CrawlState:
         #: The page relevance model of ``ADAPTIVE_RELEVANCE`` when it names a class (None: BM25).
         self.relevance = relevance if relevance is not None else build_relevance(config, None)
         self.domains = DomainProfiles(config.domain_weights, min_attempts=config.unreliable_min_attempts)
-        self.pages = PageLog(config.qnet_next_actions)
+        self.pages = PageLog(config.qnet_next_actions, hit_at=config.relevant_threshold)
         # The frontier that learns from rewards (attached by the scheduler when it opens).
         self.frontier: Frontier | None = None
         self._warned_no_frontier = False

@@ -307,6 +307,10 @@ class Frontier:
     def prior_of(self, entry: int) -> float:
         return float(self.store.prior[entry])
 
+    def sibling_misses(self, entry: int) -> int:
+        """Fetched links of an entry's sibling group, while none of them led to a relevant page."""
+        return self.pages.misses(int(self.store.group[entry]))
+
     def arrival_order_of(self, entry: int) -> int:
         return int(self.store.order[entry])
 

@@ -10,7 +10,9 @@ links of one parent page under one context (the same headings and list label,
 see :mod:`adaptive_spider.relevance.links`). Their mean is the ``sibling_score`` of the
 group's links still queued. Grouping by context rather than by page alone keeps
 a hub's unrelated sections apart: on an index page, the links beside relevant
-ones ("The model layer") score high, the links of other sections do not.
+ones ("The model layer") score high, the links of other sections do not. It counts
+a group's *hits* too, its pages at or above ``hit_at`` (``ADAPTIVE_RELEVANT_THRESHOLD``):
+a group with fetched links and no hit is a list that has missed so far.
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ class PageLog:
     """Per-page relevance, sibling statistics and a sample of outlinks."""
 
     COLUMNS = ("relevance", "domain", "child_static", "child_domain", "child_group", "child_prior", "child_n")
-    GROUP_COLUMNS = ("group_page", "group_sum", "group_n")
+    GROUP_COLUMNS = ("group_page", "group_sum", "group_n", "group_hits")
 
-    def __init__(self, max_children: int = 16, capacity: int = 1024):
+    def __init__(self, max_children: int = 16, capacity: int = 1024, hit_at: float = 0.5):
         self.max_children = max_children
+        self.hit_at = hit_at
         self.relevance = np.zeros(capacity, dtype=np.float32)
         self.domain = np.zeros(capacity, dtype=np.int32)
         # The first outlinks of each page, kept as the next actions of its transition.
@@ -45,6 +48,7 @@ class PageLog:
         self.group_page = np.zeros(capacity, dtype=np.int64)
         self.group_sum = np.zeros(capacity, dtype=np.float32)
         self.group_n = np.zeros(capacity, dtype=np.float32)
+        self.group_hits = np.zeros(capacity, dtype=np.float32)
 
     def __len__(self) -> int:
         return self.size
@@ -60,6 +64,7 @@ class PageLog:
         if 0 <= group_id < len(self.group_ids):
             self.group_sum[group_id] += relevance
             self.group_n[group_id] += 1
+            self.group_hits[group_id] += relevance >= self.hit_at
         return page_id
 
     def group_of(self, parent_id: int, context: str = "") -> int:
@@ -89,6 +94,12 @@ class PageLog:
         pages = self.group_page[ids]
         scores = (self.group_sum[ids] + self.relevance[pages]) / (self.group_n[ids] + 1.0)
         return np.where(valid, scores, 0.0).astype(np.float32)
+
+    def misses(self, group_id: int) -> int:
+        """The fetched links of a group while none of them was a hit (0 once one was)."""
+        if not 0 <= group_id < len(self.group_ids) or self.group_hits[group_id]:
+            return 0
+        return int(self.group_n[group_id])
 
     def add_child(
         self, page_id: int, static: np.ndarray, domain_id: int, prior: float = 0.0, group_id: int = -1
@@ -131,7 +142,9 @@ class PageLog:
         n, groups = len(state["relevance"]), len(state["group_ids"])
         for names, count in ((self.COLUMNS, n), (self.GROUP_COLUMNS, groups)):
             for name in names:
-                saved = state[name]
+                # A snapshot of an older version has no hit counts: its groups count as hit
+                # (ranked by their prior alone, as that version did); new groups count their own.
+                saved = state[name] if name in state else state["group_n"]
                 column = np.zeros((max(1024, 2 * count), *saved.shape[1:]), dtype=saved.dtype)
                 column[:count] = saved
                 setattr(self, name, column)

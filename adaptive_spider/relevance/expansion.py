@@ -108,8 +108,11 @@ def is_variant(stem: str, query_term: str, is_word: bool = False) -> bool:
     return common >= VARIANT_PREFIX and common >= VARIANT_SHARE * shorter
 
 
-#: Letters a blend takes from each of the two query words it joins, at least.
+#: Letters a blend takes from each of the two query words it joins, at least: two of the
+#: second ("regEX"), three of the first, since two letters and a neighbour's start spell
+#: common words ("MOve DELete": "model").
 BLEND_PART = 2
+BLEND_FIRST_PART = 3
 
 
 def is_blend(stem: str, sequence: list[str]) -> bool:
@@ -117,10 +120,10 @@ def is_blend(stem: str, sequence: list[str]) -> bool:
     writing names a thing in one word: "regex" (REGular EXpression), "condvar" (CONDition
     VARiable), "filesystem" (file system). The pages must still use it often and the rest of
     the crawl rarely, as for any expansion term; the rule only says which words may be one."""
-    if len(stem) < 2 * BLEND_PART:
+    if len(stem) < BLEND_FIRST_PART + BLEND_PART:
         return False
     for first, second in pairwise(sequence):
-        for cut in range(BLEND_PART, min(len(first), len(stem) - BLEND_PART) + 1):
+        for cut in range(BLEND_FIRST_PART, min(len(first), len(stem) - BLEND_PART) + 1):
             if stem[:cut] != first[:cut]:
                 break
             if second.startswith(stem[cut:]):

@@ -185,6 +185,18 @@ SECTIONS: tuple[Section, ...] = (
                     "context (headings, list label) similarity, parent page relevance."
                 ),
             ),
+            (
+                "ADAPTIVE_SIBLING_PATIENCE",
+                4,
+                integer(0),
+                (
+                    "bestfirst: while none of the fetched links of a sibling group (one page's links under one "
+                    "heading or list label) led to a relevant page (ADAPTIVE_RELEVANT_THRESHOLD), the group's "
+                    "queued links rank by prior * patience / (patience + misses): a long list whose heading "
+                    "shares a word with the query gives way to other links once its first entries miss "
+                    "(0: the prior alone)."
+                ),
+            ),
         ),
     ),
     Section(

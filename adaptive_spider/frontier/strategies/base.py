@@ -62,6 +62,9 @@ class QueuedEntries(Protocol):
 
     def prior_of(self, entry: int) -> float: ...
 
+    def sibling_misses(self, entry: int) -> int:
+        """Fetched links of the entry's sibling group, while none led to a relevant page (0 after a hit)."""
+
     def arrival_order_of(self, entry: int) -> int: ...
 
     def url_of(self, entry: int) -> str: ...

@@ -73,26 +73,49 @@ class RandomOrder(TierPools):
 
 
 class BestFirst(TierPools):
-    """Highest link prior first (anchor and URL words, then the linking page's relevance)."""
+    """Highest link prior first (anchor and URL words, then the linking page's relevance).
+
+    A link whose sibling group has missed so far (its fetched links led to no relevant
+    page) ranks by its prior times ``patience / (patience + misses)``
+    (``ADAPTIVE_SIBLING_PATIENCE``): a long list under a heading that shares one word
+    with the query ("Variables" for "condition variables") is tried, and then gives way.
+    Misses only grow while the entries wait, so a key is lowered when the entry comes
+    to the top (lazily) rather than for every queued sibling at each fetch.
+    """
 
     name = "bestfirst"
     ranks_by_link_prior = True
 
+    def __init__(self, frontier: QueuedEntries, config: Any, rng: np.random.Generator):
+        super().__init__(frontier, config, rng)
+        self.patience = float(config.sibling_patience)
+
+    def key_of(self, entry: int) -> float:
+        """The rank of an entry now: its link prior, lowered while its siblings miss."""
+        prior = self.frontier.prior_of(entry)
+        if self.patience:
+            misses = self.frontier.sibling_misses(entry)
+            if misses:
+                prior *= self.patience / (self.patience + misses)
+        return prior
+
     def push(self, tier: int, entry: int) -> None:
-        frontier = self.frontier
-        heapq.heappush(self.pools[tier], (-frontier.prior_of(entry), frontier.arrival_order_of(entry), entry))
+        heapq.heappush(self.pools[tier], (-self.key_of(entry), self.frontier.arrival_order_of(entry), entry))
 
     def reorder(self) -> None:
-        frontier = self.frontier
         for heap in self.pools.values():
             # Replaced entries' ids stay in (the frontier frees them when they come out).
-            heap[:] = [(-frontier.prior_of(entry), order, entry) for _, order, entry in heap]
+            heap[:] = [(-self.key_of(entry), order, entry) for _, order, entry in heap]
             heapq.heapify(heap)
 
     def select(self, tier: int, n: int) -> list[Choice]:
         heap = self.pools[tier]
-        chosen = []
-        for _ in range(min(n, len(heap))):
-            negative_prior, _, entry = heapq.heappop(heap)
-            chosen.append(Choice(entry, score=-negative_prior))
+        chosen: list[Choice] = []
+        while heap and len(chosen) < n:
+            negative_key, order, entry = heapq.heappop(heap)
+            key = self.key_of(entry) if self.patience else -negative_key
+            if key < -negative_key - 1e-9:  # its siblings missed since it was ranked: back in, lower
+                heapq.heappush(heap, (-key, order, entry))
+                continue
+            chosen.append(Choice(entry, score=key))
         return chosen
