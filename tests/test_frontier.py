@@ -696,3 +696,15 @@ def test_a_groups_misses_survive_a_snapshot_and_an_older_snapshot_loads_without_
     older = PageLog(hit_at=0.5)
     older.load_state_dict(state)
     assert older.misses(missed) == older.misses(hit) == 0  # ranked by their prior alone, as before
+
+
+def test_a_table_of_contents_whose_links_all_missed_gives_way_as_a_whole_more_slowly():
+    pages = PageLog(hit_at=0.5)
+    contents = pages.add(domain_id=0, relevance=0.3)
+    chapters = [pages.group_of(contents, f"Chapter {i}") for i in range(9)]
+    for group in chapters[:8]:
+        pages.add(domain_id=0, relevance=0.1, group_id=group)  # one link of each chapter, each a miss
+    assert pages.misses(chapters[8]) == pytest.approx(0.25 * 8)  # an untried chapter: a quarter each
+    assert pages.misses(chapters[0]) == pytest.approx(1 + 0.25 * 7)
+    pages.add(domain_id=0, relevance=0.9, group_id=chapters[1])  # a hit: the page's other chapters
+    assert pages.misses(chapters[8]) == 0 and pages.misses(chapters[0]) == 1  # only their own misses

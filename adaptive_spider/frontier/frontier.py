@@ -307,7 +307,7 @@ class Frontier:
     def prior_of(self, entry: int) -> float:
         return float(self.store.prior[entry])
 
-    def sibling_misses(self, entry: int) -> int:
+    def sibling_misses(self, entry: int) -> float:
         """Fetched links of an entry's sibling group, while none of them led to a relevant page."""
         return self.pages.misses(int(self.store.group[entry]))
 

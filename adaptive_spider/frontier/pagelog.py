@@ -27,8 +27,20 @@ from adaptive_spider.frontier.features import N_STATIC
 class PageLog:
     """Per-page relevance, sibling statistics and a sample of outlinks."""
 
-    COLUMNS = ("relevance", "domain", "child_static", "child_domain", "child_group", "child_prior", "child_n")
+    COLUMNS = (
+        "relevance",
+        "domain",
+        "child_static",
+        "child_domain",
+        "child_group",
+        "child_prior",
+        "child_n",
+        "links_n",
+        "links_hits",
+    )
     GROUP_COLUMNS = ("group_page", "group_sum", "group_n", "group_hits")
+    #: How much a fetched link of the same page, in another group, counts as a miss of a group.
+    OTHER_GROUPS_SHARE = 0.25
 
     def __init__(self, max_children: int = 16, capacity: int = 1024, hit_at: float = 0.5):
         self.max_children = max_children
@@ -41,6 +53,9 @@ class PageLog:
         self.child_group = np.full((capacity, max_children), -1, dtype=np.int64)
         self.child_prior = np.zeros((capacity, max_children), dtype=np.float32)
         self.child_n = np.zeros(capacity, dtype=np.int32)
+        # Per page, the links found on it that were fetched, and those that were hits.
+        self.links_n = np.zeros(capacity, dtype=np.float32)
+        self.links_hits = np.zeros(capacity, dtype=np.float32)
         self.size = 0
         # Sibling groups: (parent page, context) -> id, and per group its page and the
         # relevance sum and count of its fetched links.
@@ -65,6 +80,9 @@ class PageLog:
             self.group_sum[group_id] += relevance
             self.group_n[group_id] += 1
             self.group_hits[group_id] += relevance >= self.hit_at
+            parent = self.group_page[group_id]
+            self.links_n[parent] += 1
+            self.links_hits[parent] += relevance >= self.hit_at
         return page_id
 
     def group_of(self, parent_id: int, context: str = "") -> int:
@@ -95,11 +113,18 @@ class PageLog:
         scores = (self.group_sum[ids] + self.relevance[pages]) / (self.group_n[ids] + 1.0)
         return np.where(valid, scores, 0.0).astype(np.float32)
 
-    def misses(self, group_id: int) -> int:
-        """The fetched links of a group while none of them was a hit (0 once one was)."""
+    def misses(self, group_id: int) -> float:
+        """The fetched links of a group while none of them was a hit (0 once one was), and
+        ``OTHER_GROUPS_SHARE`` of the page's other fetched links while none of the page's was:
+        a table of contents whose every section shares a word with the query ("Threads" in a
+        computer algebra manual) gives way as a whole, more slowly than one of its lists."""
         if not 0 <= group_id < len(self.group_ids) or self.group_hits[group_id]:
-            return 0
-        return int(self.group_n[group_id])
+            return 0.0
+        own = float(self.group_n[group_id])
+        page = self.group_page[group_id]
+        if self.links_hits[page]:
+            return own
+        return own + self.OTHER_GROUPS_SHARE * (float(self.links_n[page]) - own)
 
     def add_child(
         self, page_id: int, static: np.ndarray, domain_id: int, prior: float = 0.0, group_id: int = -1
@@ -126,6 +151,12 @@ class PageLog:
         mask = np.arange(self.max_children)[None, :] < counts[:, None]
         return self.child_static[rows], self.child_domain[rows], self.child_group[rows], self.child_prior[rows], mask
 
+    @staticmethod
+    def _older_default(state: dict, name: str, count: int) -> np.ndarray:
+        if name == "group_hits":
+            return state["group_n"]
+        return np.zeros(count, dtype=np.float32)  # links_n, links_hits: nothing counted yet
+
     def _grow(self, columns: Iterable[str]) -> None:
         for name in columns:
             column = getattr(self, name)
@@ -144,7 +175,7 @@ class PageLog:
             for name in names:
                 # A snapshot of an older version has no hit counts: its groups count as hit
                 # (ranked by their prior alone, as that version did); new groups count their own.
-                saved = state[name] if name in state else state["group_n"]
+                saved = state[name] if name in state else self._older_default(state, name, count)
                 column = np.zeros((max(1024, 2 * count), *saved.shape[1:]), dtype=saved.dtype)
                 column[:count] = saved
                 setattr(self, name, column)

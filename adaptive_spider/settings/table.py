@@ -193,8 +193,9 @@ SECTIONS: tuple[Section, ...] = (
                     "bestfirst: while none of the fetched links of a sibling group (one page's links under one "
                     "heading or list label) led to a relevant page (ADAPTIVE_RELEVANT_THRESHOLD), the group's "
                     "queued links rank by prior * patience / (patience + misses): a long list whose heading "
-                    "shares a word with the query gives way to other links once its first entries miss "
-                    "(0: the prior alone)."
+                    "shares a word with the query gives way to other links once its first entries miss. "
+                    "While none of a page's fetched links was relevant, its links in other groups count a "
+                    "quarter of a miss each (0: the prior alone)."
                 ),
             ),
         ),

@@ -62,7 +62,7 @@ class QueuedEntries(Protocol):
 
     def prior_of(self, entry: int) -> float: ...
 
-    def sibling_misses(self, entry: int) -> int:
+    def sibling_misses(self, entry: int) -> float:
         """Fetched links of the entry's sibling group, while none led to a relevant page (0 after a hit)."""
 
     def arrival_order_of(self, entry: int) -> int: ...

@@ -78,7 +78,9 @@ class BestFirst(TierPools):
     A link whose sibling group has missed so far (its fetched links led to no relevant
     page) ranks by its prior times ``patience / (patience + misses)``
     (``ADAPTIVE_SIBLING_PATIENCE``): a long list under a heading that shares one word
-    with the query ("Variables" for "condition variables") is tried, and then gives way.
+    with the query ("Variables" for "condition variables") is tried, and then gives way; a
+    table of contents none of whose fetched links was relevant gives way as a whole, more
+    slowly (:meth:`~adaptive_spider.frontier.pagelog.PageLog.misses`).
     Misses only grow while the entries wait, so a key is lowered when the entry comes
     to the top (lazily) rather than for every queued sibling at each fetch.
     """
