@@ -81,8 +81,10 @@ class BestFirst(TierPools):
     with the query ("Variables" for "condition variables") is tried, and then gives way; a
     table of contents none of whose fetched links was relevant gives way as a whole, more
     slowly (:meth:`~adaptive_spider.frontier.pagelog.PageLog.misses`).
-    Misses only grow while the entries wait, so a key is lowered when the entry comes
-    to the top (lazily) rather than for every queued sibling at each fetch.
+    A key is lowered when its entry comes to the top (lazily) rather than for every queued
+    sibling at each fetch. A group's first hit after misses does not raise its waiting
+    links at once: they get their prior back at the next revaluation (:meth:`reorder`,
+    when the query expansion changes), as a reorder per hit would cost a pass over the queue.
     """
 
     name = "bestfirst"
