@@ -61,7 +61,14 @@ __all__ = ["AdaptiveScheduler", "SchedulerStats", "anchor_text", "snapshot_items
 logger = logging.getLogger(__name__)
 
 #: The meta keys that describe the link a request came from (taken over by a better link).
-LINK_META_KEYS = (PARENT_KEY, "link_text", "link_context", "link_description", "link_other_anchors")
+LINK_META_KEYS = (
+    PARENT_KEY,
+    "link_text",
+    "link_context",
+    "link_description",
+    "link_other_anchors",
+    "link_language",
+)
 #: How much higher a later link's prior must be to take the place of the first link.
 PRIOR_MARGIN = 0.01
 # Enqueued requests counted before the stats are told (a stats call per request costs

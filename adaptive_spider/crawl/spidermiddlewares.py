@@ -10,8 +10,9 @@ request's URL, its anchor text (``request.meta["link_text"]``, the key Scrapy's
 CrawlSpider uses), its context, the headings and list label it sits under
 (``request.meta["link_context"]``), and what the page says beside it, such as the next
 cell of its table row (``request.meta["link_description"]``), and the anchor texts of
-the page's other links to the same URL (``request.meta["link_other_anchors"]``). A value
-the spider set itself is kept. The
+the page's other links to the same URL (``request.meta["link_other_anchors"]``), and the
+language its page is in as far as the link says (``request.meta["link_language"]``: the
+link's ``hreflang``, else its page's ``<html lang>``). A value the spider set itself is kept. The
 page's links are parsed once per response (:meth:`CrawlState.links_of
 <adaptive_spider.crawl.state.CrawlState.links_of>`), the parse the ``focused``
 spider follows links from: a plain ``scrapy.Spider`` with a ``LinkExtractor`` or a
@@ -138,6 +139,10 @@ class PageOutputs:
             meta["link_description"] = link.description
         if link is not None and link.other_anchors and "link_other_anchors" not in meta:
             meta["link_other_anchors"] = list(link.other_anchors)
+        if "link_language" not in meta:
+            language = (link.language if link is not None else "") or links.language
+            if language:
+                meta["link_language"] = language
         return output
 
     def close(self) -> None:

@@ -36,7 +36,7 @@ from adaptive_spider.frontier.linkevidence import (  # noqa: F401 (PARENT_KEY: a
 from adaptive_spider.frontier.pagelog import PageLog
 from adaptive_spider.relevance.base import PageRelevance, checked_score
 from adaptive_spider.relevance.expansion import QueryExpansion, mix
-from adaptive_spider.relevance.links import PageLinks
+from adaptive_spider.relevance.links import PageLinks, page_language
 from adaptive_spider.relevance.pagetext import PageFields, content_sha1, page_fields
 from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer, link_preview_text
 from adaptive_spider.settings.components import build, load_class
@@ -58,6 +58,8 @@ logger = logging.getLogger(__name__)
 #: request.meta key of the scheduler's explanation of a released request.
 DECISION_KEY = "adaptive"
 STATS_PREFIX = "adaptive"
+#: Fewest characters of text that make a page a copy when another URL gave the same text.
+MIN_COPY_CHARS = 200
 #: Link contexts whose query terms are remembered (a page's links share a few, and
 #: navigation repeats them on every page): the most recently used.
 CONTEXT_MEMO_SIZE = 4096
@@ -134,6 +136,16 @@ class CrawlState:
         self._warned_no_frontier = False
         self.n_relevant = 0
         self.n_fetched = 0
+        #: Relevance summed over the fetched pages of each declared language (``<html lang>``).
+        self.language_relevance: dict[str, float] = {}
+        #: The language the crawl wants (``ADAPTIVE_LANGUAGE``; with "auto", the one whose pages
+        #: weigh most so far), "" while none is known or for "any".
+        self.language = "" if config.language in ("auto", "any") else config.language
+        #: Content digests of the pages fetched (long enough to tell pages apart), and the page
+        #: log ids of the pages that were copies: their text was fetched under another URL, or
+        #: they are in another language than the crawl's.
+        self._contents: set[bytes] = set()
+        self.copy_pages: set[int] = set()
         self._analyses: WeakKeyDictionary[Response, PageAnalysis] = WeakKeyDictionary()
         self._links: WeakKeyDictionary[Response, PageLinks] = WeakKeyDictionary()
         self._page_listeners: list[PageListener] = []
@@ -197,10 +209,18 @@ class CrawlState:
             relevance, counts = self.scorer.score_and_count(fields)
             if self.relevance is not None:
                 relevance = checked_score(self.relevance.score(fields, response), self.relevance)
-            if self.expansion.observe(fields, relevance):
+            sha1 = content_sha1(fields.body)
+            language = page_language(cast("TextResponse", response))
+            self._record_language(language, relevance)
+            copy = self._is_copy(sha1, fields.body, language)
+            if not copy and self.expansion.observe(fields, relevance):
                 self._expansion_changed()
-            analysis = PageAnalysis(fields, headings, relevance, content_sha1(fields.body), counts=counts)
-            analysis.page_id = self._record_page(response.request, response.url, relevance)
+            analysis = PageAnalysis(fields, headings, relevance, sha1, counts=counts)
+            # A copy is a miss to the frontier (nothing new for the query), its relevance stays
+            # the page's own for the spider, the index and the self-stop.
+            analysis.page_id = self._record_page(response.request, response.url, 0.0 if copy else relevance)
+            if copy:
+                self.copy_pages.add(analysis.page_id)
             self._analyses[response] = analysis
             self._tell_listeners(analysis)
         return analysis
@@ -213,6 +233,46 @@ class CrawlState:
                 listener(analysis)
             except Exception:
                 logger.exception("A page listener failed on %s", analysis.fields.url)
+
+    def _record_language(self, language: str, relevance: float) -> None:
+        """Count a page's relevance for the language it declares; with ``ADAPTIVE_LANGUAGE``
+        "auto" the crawl wants the language whose pages weigh most: the pages that answer a
+        query are in its language, the translations of a manual score on its code words."""
+        if not language or self.config.language != "auto":
+            return
+        weights = self.language_relevance
+        weights[language] = weights.get(language, 0.0) + relevance
+        if language != self.language and weights[language] > weights.get(self.language, -1.0):
+            self.language = language
+
+    def other_language(self, language: str) -> bool:
+        """Whether a page declared in ``language`` is in another language than the crawl's."""
+        return bool(language) and bool(self.language) and language != self.language
+
+    def _is_copy(self, sha1: str, body: str, language: str) -> bool:
+        """Whether a page copies what the crawl has: its text was fetched under another URL (a
+        mirror, a manual's untranslated pages under each language's path), or it is in
+        another language than the crawl's (a translation). Short texts (an empty page, a
+        redirect stub) tell no page from another and are no copies."""
+        if self.config.copy_weight >= 1.0:
+            return False
+        if self.other_language(language):
+            self.inc_stat("copies/other_language")
+            return True
+        if len(body) < MIN_COPY_CHARS:
+            return False
+        digest = bytes.fromhex(sha1)
+        if digest in self._contents:
+            self.inc_stat("copies/same_text")
+            return True
+        self._contents.add(digest)
+        return False
+
+    def leads_to_copy(self, language: str, parent: int) -> bool:
+        """Whether a link leads to a copy of what the crawl has: its page is declared in
+        another language (``language``: the link's hreflang, else its page's), or it was
+        found on a page that was a copy (page log id ``parent``), whose links lead to more of it."""
+        return parent in self.copy_pages or self.other_language(language)
 
     def page_id_of(self, response: Response) -> int:
         analysis = self._analyses.get(response)
@@ -324,6 +384,9 @@ class CrawlState:
             "pages": self.pages.state_dict(),
             "n_relevant": self.n_relevant,
             "n_fetched": self.n_fetched,
+            "language_relevance": dict(self.language_relevance),
+            "language": self.language,
+            "copy_pages": sorted(self.copy_pages),
             "knowledge": self.knowledge.state_dict(),
             **({"relevance": saved()} if (saved := getattr(self.relevance, "state_dict", None)) else {}),
             "expansion": self.expansion.state_dict(),
@@ -336,6 +399,11 @@ class CrawlState:
         self.pages.load_state_dict(state["pages"])
         self.n_relevant = state["n_relevant"]
         self.n_fetched = state["n_fetched"]
+        if "language_relevance" in state:  # a snapshot from before languages were counted has none
+            self.language_relevance = dict(state["language_relevance"])
+            if self.config.language == "auto":
+                self.language = state.get("language", "")
+            self.copy_pages = set(state.get("copy_pages", ()))
         if "knowledge" in state:
             self.knowledge.load_state_dict(state["knowledge"])
         load = getattr(self.relevance, "load_state_dict", None)

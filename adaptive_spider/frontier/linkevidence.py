@@ -3,7 +3,9 @@
 A request's context (``depth``, the page it was found on, its ``link_text``, the
 page's other anchors for its URL and its ``link_context``) and its URL give the
 static part of its feature vector, its domain, its parent page and its
-learning-free link prior. :func:`link_evidence`
+learning-free link prior; a link that leads to a copy of what the crawl has (a page in
+another language than the crawl's, ``link_language``; any link of a page the crawl
+fetched under another URL) has its prior lowered (``ADAPTIVE_COPY_WEIGHT``). :func:`link_evidence`
 computes them, reading the crawl state and changing nothing in it (a domain seen
 for the first time gets its id, nothing more), so a link the dupefilter then
 drops leaves no trace. Recording the link among its page's outlinks is a
@@ -86,6 +88,13 @@ def link_surroundings(meta: Mapping[str, Any]) -> str:
     return context
 
 
+def link_language(meta: Mapping[str, Any]) -> str:
+    """The language a link's page is declared in, as far as the link says (``link_language``:
+    its hreflang, else its page's language), "" when unknown."""
+    language = meta.get("link_language") or ""
+    return language if isinstance(language, str) else ""
+
+
 def parent_page(request: Request) -> int:
     """The page log id of the page a request's link was found on (-1: none)."""
     parent = request.meta.get(PARENT_KEY, -1)
@@ -125,6 +134,8 @@ def link_evidence(request: Request, state: CrawlState, round_discovered: int) ->
     similarity, parent_score, prior = link_value(
         state, preview.term_ids, anchor, request.url, link_surroundings(meta), parent, preview.is_file
     )
+    if state.leads_to_copy(link_language(meta), parent):
+        prior *= state.config.copy_weight
     static = static_vector(
         depth=int(meta.get("depth", 0) or 0),
         parent_score=parent_score,
@@ -163,6 +174,8 @@ def revalued_link(state: CrawlState, url: str, meta: Mapping[str, Any], parent: 
     anchor, term_ids = best_anchor(state, anchor, term_ids, other_anchors(meta), url)
     is_file = names_a_file(urlsplit(url).path)
     similarity, _, prior = link_value(state, term_ids, anchor, url, link_surroundings(meta), parent, is_file)
+    if state.leads_to_copy(link_language(meta), parent):
+        prior *= state.config.copy_weight
     return similarity, prior
 
 

@@ -26,6 +26,10 @@ zones and settings under the heading "QuerySet API", which says what the page is
 about (its relevance already does) and nothing of where those links go.
 Its *description* is what the page says right beside it: the next cell of its table
 row, the definition of its ``<dt>``, the text after it (see :func:`_description`).
+Its *language* is the ``hreflang`` it declares: a translated site links each page to its
+translations (Apache's manual: "Available Languages: de | en | fr"), and a page in
+another language than the query's answers it no better than the one it translates.
+The page's own language (``<html lang>``) is :attr:`PageLinks.language`.
 
 :class:`PageLinks` is that pass over one page, made once per response (the crawl
 state keeps it, ``CrawlState.links_of``): the focused spider follows its
@@ -72,6 +76,8 @@ class PageLink(NamedTuple):
     #: The anchor texts of the page's later links to the same URL, distinct, at most
     #: ``MAX_OTHER_ANCHORS``: "Reference" says less of a page than its sections' names do.
     other_anchors: tuple[str, ...] = ()
+    #: The language its ``hreflang`` declares (a primary subtag: "de"), "" when it declares none.
+    language: str = ""
 
 
 class PageLinks:
@@ -84,12 +90,21 @@ class PageLinks:
     links too), the first anchor of a URL winning, as in ``followable``.
     """
 
-    __slots__ = ("url", "followable", "_by_url", "_by_safe_url", "_encoding")
+    __slots__ = ("url", "followable", "language", "_by_url", "_by_safe_url", "_encoding")
 
-    def __init__(self, url: str, links: dict[str, PageLink], followable: list[PageLink], encoding: str = "utf-8"):
+    def __init__(
+        self,
+        url: str,
+        links: dict[str, PageLink],
+        followable: list[PageLink],
+        encoding: str = "utf-8",
+        language: str = "",
+    ):
         #: The page's own URL, without its fragment.
         self.url = url
         self.followable = followable
+        #: The language the page declares (``<html lang>``, a primary subtag), "" when none.
+        self.language = language
         self._by_url = links
         self._by_safe_url: dict[str, PageLink] | None = None
         self._encoding = encoding
@@ -143,10 +158,10 @@ class PageLinks:
             description, by_tail = _description(element)
             if by_tail:
                 told_by_tail.add(url)
-            links[url] = PageLink(url, _text(element), context, description)
+            links[url] = PageLink(url, _text(element), context, description, (), language_tag(element.get("hreflang")))
             if _followable(url):
                 followable.append(url)
-        return cls(own_url, links, [links[url] for url in followable], response.encoding)
+        return cls(own_url, links, [links[url] for url in followable], response.encoding, _page_language(root))
 
     def find(self, url: str) -> PageLink | None:
         """The page's link to ``url`` (its fragment ignored), None when the page has none.
@@ -177,6 +192,31 @@ def extract_links(response: TextResponse) -> list[PageLink]:
     """Each distinct followable link of a page: absolute URL without fragment,
     anchor text and context (the headings above it and its enclosing list label)."""
     return PageLinks.of(response).followable
+
+
+def language_tag(tag: Any) -> str:
+    """The primary subtag of a language tag, lowercase ("en-US", "en_GB": "en"; "zh-cn": "zh"),
+    "" for none or for ``x-default`` (hreflang's "any language")."""
+    if not tag or not isinstance(tag, str):
+        return ""
+    primary = tag.strip().replace("_", "-").split("-", 1)[0].lower()
+    return primary if primary.isalpha() and 2 <= len(primary) <= 8 and primary != "x" else ""
+
+
+_XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+
+
+def _page_language(root: Any) -> str:
+    """The language a parsed page declares on its root (``<html lang>``, XHTML's ``xml:lang``)."""
+    get = getattr(root, "get", None)
+    if get is None:
+        return ""
+    return language_tag(get("lang") or get(_XML_LANG) or get("xml:lang"))
+
+
+def page_language(response: TextResponse) -> str:
+    """The language an HTML response declares (``<html lang="en-US">``: "en"), "" when none."""
+    return _page_language(response.selector.root)
 
 
 # Elements are lxml's (no type information).

@@ -182,6 +182,21 @@ def checked_by_reader(accepts: str) -> Parser:
 
 
 # -- settings with a shape of their own -------------------------------------------------------
+_LANGUAGE_TAG = re.compile(r"[a-z]{2,8}(?:[-_][a-z0-9]{1,8})*")
+
+
+def _language(raw: Any, name: str) -> str:
+    value = str(raw if raw is not None else "").strip().lower()
+    if value in ("auto", "any"):
+        return value
+    if not _LANGUAGE_TAG.fullmatch(value):
+        raise ConfigError(f"{name}: expected auto, any or a language tag such as en or pt-BR, got {raw!r}")
+    return value.replace("_", "-").split("-", 1)[0]
+
+
+LANGUAGE = Parser(_language, 'auto, any, or a language tag ("en", "pt-BR": its primary subtag counts)')
+
+
 def _hidden_layers(raw: Any, name: str) -> tuple[int, ...]:
     layers = parse_list(raw, name)
     try:

@@ -30,6 +30,7 @@ from adaptive_spider.settings.parsers import (
     EXISTING_PATH,
     FILE_PATH,
     HIDDEN_LAYERS,
+    LANGUAGE,
     PARAM_NAMES,
     PATTERN_LIMITS,
     SUFFICIENCY_REPORT,
@@ -183,6 +184,29 @@ SECTIONS: tuple[Section, ...] = (
                     "Weights of the learning-free link prior (bestfirst's order; TRES' baseline): anchor/URL "
                     "similarity, "
                     "context (headings, list label) similarity, parent page relevance."
+                ),
+            ),
+            (
+                "ADAPTIVE_LANGUAGE",
+                "auto",
+                LANGUAGE,
+                (
+                    "The language of the pages the crawl wants. A page declared in another language (its "
+                    "<html lang>) is a copy of what the crawl wants (ADAPTIVE_COPY_WEIGHT), and so is a link whose "
+                    "hreflang, else its page's language, is another (a translated manual's \"de | fr | ja\" "
+                    'links). "auto": the language the crawl\'s pages declare, weighted by their relevance; '
+                    '"any": every language is wanted.'
+                ),
+            ),
+            (
+                "ADAPTIVE_COPY_WEIGHT",
+                0.1,
+                real(0.0, 1.0),
+                (
+                    "Factor of the link prior of a link to a copy of what the crawl has: a page in another "
+                    "language than ADAPTIVE_LANGUAGE, or any link of a page whose text the crawl fetched under "
+                    "another URL (a mirror's links lead to more of the mirror). Such pages are rewarded as "
+                    "misses (1: copies are fetched as any page)."
                 ),
             ),
             (
