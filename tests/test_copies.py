@@ -58,8 +58,8 @@ def _english_body(name: str, title: str) -> str:
 
 def manual_page(language: str, name: str) -> str:
     """A page of the manual as served under ``/manual/<language>/`` (an index for "index")."""
-    translated = language == "en" or name in TRANSLATED[language] or name == "index"
-    declared = language if translated else "en"
+    if language != "en" and name != "index" and name not in TRANSLATED[language]:
+        return manual_page("en", name)  # the English page's file under the language's path
     if name == "index":
         title = "Manual" if language == "en" else f"Manual ({language})"
         items = "".join(
@@ -68,7 +68,7 @@ def manual_page(language: str, name: str) -> str:
         body = f"<ul>{items}</ul>"
     else:
         title = {**TOPIC_PAGES, **OTHER_PAGES}[name]
-        body = _english_body(name, title) if not translated or language == "en" else (
+        body = _english_body(name, title) if language == "en" else (
             f"<p>{title} ({language}). " + "Ein Fernrohr sammelt Licht mit Spiegeln oder Linsen. " * 8 + "</p>"
         )  # fmt: skip
     alternates = " | ".join(
@@ -78,7 +78,7 @@ def manual_page(language: str, name: str) -> str:
     )
     see_also = "".join(f'<li><a href="{page}.html">{heading}</a></li>' for page, heading in TOPIC_PAGES.items())
     return (
-        f'<html lang="{declared}"><head><title>{title}</title></head><body><h1>{title}</h1>'
+        f'<html lang="{language}"><head><title>{title}</title></head><body><h1>{title}</h1>'
         f"<p>Available languages: {alternates}</p>{body}"
         f'<h2>See also</h2><ul>{see_also}</ul><p><a href="index.html">Index</a></p></body></html>'
     )
@@ -100,32 +100,39 @@ def manual():
     server.shutdown()
 
 
-async def _crawl_order(base: str, **settings) -> list[str]:
+async def _crawl(base: str, **settings) -> tuple[list[str], dict]:
     pages = len(LANGUAGES) * (1 + len(TOPIC_PAGES) + len(OTHER_PAGES))
     crawl_settings = project_settings(
-        ADAPTIVE_STRATEGY="bestfirst", CLOSESPIDER_PAGECOUNT=pages, CONCURRENT_REQUESTS=1, **settings
+        ADAPTIVE_STRATEGY="bestfirst", CLOSESPIDER_PAGECOUNT=pages + 1, CONCURRENT_REQUESTS=1, **settings
     )
     result = await run_crawl(FocusedSpider, crawl_settings, query=QUERY, start_urls=f"{base}/manual/en/index.html")
     # Each page once, in the order first fetched (the start page comes again through its "Index" links:
     # a start request is not filtered, so its URL is not marked seen).
-    return list(dict.fromkeys(url[len(base) :] for url in result.fetched))
+    return list(dict.fromkeys(url[len(base) :] for url in result.fetched)), result.stats
 
 
 @crawl_test
 async def test_a_crawl_takes_its_languages_pages_before_translations_and_copies(manual):
-    order = await _crawl_order(manual)
+    order, stats = await _crawl(manual)
     english = [index for index, path in enumerate(order) if path.startswith("/manual/en/")]
     others = [index for index, path in enumerate(order) if not path.startswith("/manual/en/")]
     assert len(english) == 1 + len(TOPIC_PAGES) + len(OTHER_PAGES), order
     # Every English page, those that say no query word too, before any translation or copy.
     assert max(english) < min(others), order
+    # The crawl to the site's end took the copies last; the report says what they were.
+    assert stats["adaptive/language"] == "en"
+    copies = stats["adaptive/report/relevance/copies/same_text"], stats["adaptive/report/relevance/copies/other_language"]
+    untranslated = sum(len(TOPIC_PAGES) + len(OTHER_PAGES) - len(TRANSLATED[language]) for language in ("de", "ja"))
+    assert len(order) == len(LANGUAGES) * len(english)  # the whole site
+    # The start page fetched again (its "Index" links) is a copy of its text too.
+    assert copies == (untranslated + 1, len(order) - len(english) - untranslated), order
 
 
 @crawl_test
-async def test_without_the_copy_weight_translations_come_before_the_englis_pages_they_outrank(manual):
+async def test_without_the_copy_weight_translations_come_before_the_english_pages_they_outrank(manual):
     """The same crawl with copies fetched as any page (the order before): the translations
     of the telescope pages, whose URLs and text say the query's words, come first."""
-    order = await _crawl_order(manual, ADAPTIVE_COPY_WEIGHT=1.0)
+    order, _ = await _crawl(manual, ADAPTIVE_COPY_WEIGHT=1.0)
     first_other = min(index for index, path in enumerate(order) if not path.startswith("/manual/en/"))
     last_english = max(index for index, path in enumerate(order) if path.startswith("/manual/en/"))
     assert first_other < last_english, order

@@ -101,3 +101,8 @@ def test_summary_reads_as_a_table():
     assert len(lines) == 7  # nothing learned: no line for it
     report["query"] = {"learned": ["regex", "loglevel"]}
     assert format_report(report).splitlines()[7] == "  query learned     regex, loglevel"
+    report["relevance"]["copies"] = {"same_text": 4, "other_language": 2}
+    report["query"]["language"] = "en"
+    assert format_report(report).splitlines()[6].endswith(
+        "(relevance >= 0.35); copies not counted: 4 of pages fetched before, 2 not in en"
+    )

@@ -27,7 +27,9 @@ Definitions (also in docs/robustness.md):
 - *documents*: items scraped; *duplicates*: items whose content SHA-1 was seen
   before (DuplicateContentPipeline);
 - *harvest rate*: relevant pages / pages, a page being relevant when its
-  relevance is at least ``ADAPTIVE_RELEVANT_THRESHOLD``;
+  relevance is at least ``ADAPTIVE_RELEVANT_THRESHOLD`` and it is no *copy*: a page whose
+  text the crawl fetched under another URL, or in another language than the crawl's
+  (``ADAPTIVE_LANGUAGE``, ``ADAPTIVE_COPY_WEIGHT``);
 - *query learned*: the words the crawl learned from its best pages and added to the
   query (``adaptive_spider.relevance.expansion``: "regex" for "regular expressions"), so
   that a user sees what a query without keywords came to mean.
@@ -205,8 +207,15 @@ class CrawlReport:
                 "pages": pages,
                 "relevant_pages": relevant,
                 "harvest_rate": round(relevant / pages, 4) if pages else None,
+                "copies": {
+                    "same_text": stats.get("adaptive/copies/same_text", 0),
+                    "other_language": stats.get("adaptive/copies/other_language", 0),
+                },
             },
-            "query": {"learned": str(stats.get("adaptive/expansion/terms") or "").split()},
+            "query": {
+                "learned": str(stats.get("adaptive/expansion/terms") or "").split(),
+                "language": stats.get("adaptive/language") or None,
+            },
         }
 
     def _relevance_counts(self, stats: dict[str, Any]) -> tuple[int, int]:
@@ -231,6 +240,14 @@ class CrawlReport:
             Path(self.path).write_text(json.dumps(document, indent=2, default=_json_default) + "\n", encoding="utf-8")
         except OSError as exc:
             logger.error("Cannot write the crawl report to %s: %s", self.path, exc)
+
+
+def _copies(copies: dict[str, int], language: str | None) -> str:
+    """The report's words for the pages that were copies, when there were any."""
+    same, other = copies.get("same_text", 0), copies.get("other_language", 0)
+    if not same and not other:
+        return ""
+    return f"; copies not counted: {same} of pages fetched before, {other} not in {language or 'its language'}"
 
 
 def _json_default(value: object) -> str:
@@ -262,6 +279,7 @@ def format_report(report: dict[str, Any]) -> str:
         + (
             f"{harvest:>8.3f}   {relevance['relevant_pages']} relevant of {relevance['pages']} pages "
             f"(relevance >= {relevance['threshold']})"
+            + _copies(relevance.get("copies", {}), report.get("query", {}).get("language"))
             if harvest is not None
             else "     n/a   no page was scored"
         ),

@@ -244,6 +244,8 @@ class CrawlState:
         weights[language] = weights.get(language, 0.0) + relevance
         if language != self.language and weights[language] > weights.get(self.language, -1.0):
             self.language = language
+            if self.stats is not None:
+                self.stats.set_value(f"{STATS_PREFIX}/language", language)
 
     def other_language(self, language: str) -> bool:
         """Whether a page declared in ``language`` is in another language than the crawl's."""
@@ -386,6 +388,9 @@ class CrawlState:
             "n_fetched": self.n_fetched,
             "language_relevance": dict(self.language_relevance),
             "language": self.language,
+            # Not the content digests: 20 bytes a page in every snapshot; after a resume, a
+            # copy of a page fetched before it is fetched as a page (the duplicates pipeline
+            # keeps its own digests in JOBDIR and still counts it).
             "copy_pages": sorted(self.copy_pages),
             "knowledge": self.knowledge.state_dict(),
             **({"relevance": saved()} if (saved := getattr(self.relevance, "state_dict", None)) else {}),

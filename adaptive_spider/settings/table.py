@@ -191,8 +191,8 @@ SECTIONS: tuple[Section, ...] = (
                 "auto",
                 LANGUAGE,
                 (
-                    "The language of the pages the crawl wants. A page declared in another language (its "
-                    "<html lang>) is a copy of what the crawl wants (ADAPTIVE_COPY_WEIGHT), and so is a link whose "
+                    "The language of the pages the crawl wants. A page declared in another language (its html "
+                    "element's lang) is a copy of what the crawl wants (ADAPTIVE_COPY_WEIGHT), and so is a link whose "
                     "hreflang, else its page's language, is another (a translated manual's \"de | fr | ja\" "
                     'links). "auto": the language the crawl\'s pages declare, weighted by their relevance; '
                     '"any": every language is wanted.'
