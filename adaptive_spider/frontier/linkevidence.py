@@ -131,11 +131,10 @@ def link_evidence(request: Request, state: CrawlState, round_discovered: int) ->
     if others:  # the preview's URL words stay; its terms become the best anchor's
         anchor, preview.term_ids = best_anchor(state, anchor, preview.term_ids, others, request.url)
     parent = parent_page(request)
+    context, language = link_surroundings(meta), link_language(meta)
     similarity, parent_score, prior = link_value(
-        state, preview.term_ids, anchor, request.url, link_surroundings(meta), parent, preview.is_file
+        state, preview.term_ids, anchor, request.url, context, parent, preview.is_file, language
     )
-    if state.leads_to_copy(link_language(meta), parent):
-        prior *= state.config.copy_weight
     static = static_vector(
         depth=int(meta.get("depth", 0) or 0),
         parent_score=parent_score,
@@ -149,11 +148,19 @@ def link_evidence(request: Request, state: CrawlState, round_discovered: int) ->
 
 
 def link_value(
-    state: CrawlState, term_ids: tuple[int, ...], anchor: str, url: str, context: str, parent: int, is_file: bool
+    state: CrawlState,
+    term_ids: tuple[int, ...],
+    anchor: str,
+    url: str,
+    context: str,
+    parent: int,
+    is_file: bool,
+    language: str = "",
 ) -> tuple[float, float, float]:
     """``(anchor similarity, parent score, link prior)`` of a link whose preview shows the
     query terms ``term_ids``, as the crawl (its statistics, its query expansion) values it now;
-    ``is_file``: the URL names a file that is not a page (``links.names_a_file``)."""
+    ``is_file``: the URL names a file that is not a page (``links.names_a_file``);
+    ``language``: the language the link's page is declared in, as far as the link says."""
     parent_score = state.parent_score(parent)
     similarity = state.link_similarity(term_ids, anchor, url)
     context_similarity = state.context_similarity(context) if context else 0.0
@@ -162,6 +169,8 @@ def link_value(
         # Any spider may follow a "Show source" link whose URL repeats the query's words, but
         # its file's relevance is 0 (not a page): last in the prior's order.
         prior = 0.0
+    elif state.leads_to_copy(language, parent):
+        prior *= state.config.copy_weight
     return similarity, parent_score, prior
 
 
@@ -173,9 +182,8 @@ def revalued_link(state: CrawlState, url: str, meta: Mapping[str, Any], parent: 
     term_ids = state.terms.present_ids(link_preview_text(anchor, url))
     anchor, term_ids = best_anchor(state, anchor, term_ids, other_anchors(meta), url)
     is_file = names_a_file(urlsplit(url).path)
-    similarity, _, prior = link_value(state, term_ids, anchor, url, link_surroundings(meta), parent, is_file)
-    if state.leads_to_copy(link_language(meta), parent):
-        prior *= state.config.copy_weight
+    context = link_surroundings(meta)
+    similarity, _, prior = link_value(state, term_ids, anchor, url, context, parent, is_file, link_language(meta))
     return similarity, prior
 
 
