@@ -73,3 +73,58 @@ async def test_without_a_share_for_new_sites_the_words_of_the_links_keep_the_cra
     )
     assert "http://manual.test/" not in result.fetched
     assert not set(ANSWERS) & set(result.fetched)
+
+
+# -- a site the share opened does not draw the crawl away from the start site -------------------
+DOCS_QUERY = "subprocess child process pipes"
+DOCS_ANSWER = "http://docs.test/library/subprocess"
+# The start page's table of contents: no entry shares a word with the query, and the one
+# that leads to the answer comes last.
+DOCS_CONTENTS = [f"/chapter{n}" for n in range(14)] + ["/library/"]
+
+
+def _docs_answer(host: str, path: str) -> tuple[int, bytes]:
+    if host == "docs.test":
+        if path == "/":
+            links = [(href, f"Chapter {n}") for n, href in enumerate(DOCS_CONTENTS)]
+            return 200, _page("Documentation", [*links, ("http://sphinx.test/", "Sphinx")])
+        if path == "/library/":
+            return 200, _page("Library", [("/library/pipes", "pipes"), ("/library/subprocess", "subprocess")])
+        if path.startswith("/library/"):
+            return 200, _page(f"{path[9:]} module", [], "subprocess child process pipes: " * 20)
+        return 200, _page(f"Chapter {path}", [("/", "Home")], "a chapter on something else")
+    if host == "sphinx.test":  # a large site whose pages share one common word with the query
+        if path == "/":
+            return 200, _page("Sphinx", [("/release-process", "Release process")])
+        n = 0 if path == "/release-process" else int(path.strip("/p"))
+        links = [(f"/p{n * 4 + k + 1}", f"Page {n * 4 + k + 1}") for k in range(4)]
+        return 200, _page("Release process" if n == 0 else f"Page {n}", links, "the release process: " * 10)
+    return 404, b""
+
+
+@pytest.fixture
+def docs_proxy(monkeypatch):
+    yield from serve_as_proxy(monkeypatch, _docs_answer)
+
+
+async def _crawl_docs(**overrides):
+    # One request at a time, two per round: the order is the same at every run.
+    settings = project_settings(CLOSESPIDER_PAGECOUNT=60, CONCURRENT_REQUESTS=1, ADAPTIVE_PAGES_PER_ROUND=2, **overrides)
+    return await run_crawl(FocusedSpider, settings, query=DOCS_QUERY, start_urls="http://docs.test/")
+
+
+@crawl_test
+async def test_the_start_pages_contents_come_before_the_weak_links_of_a_site_the_share_opened(docs_proxy):
+    # The Python docs' "Created using Sphinx": the share opens sphinx.test, whose "release
+    # process" page scores about .45 for the query; its links' priors (parent relevance alone)
+    # are above the contents' 0, but during the cold start both count as no sign of relevance.
+    result = await _crawl_docs()
+    assert "http://sphinx.test/release-process" in result.fetched  # the share did open the site
+    assert DOCS_ANSWER in result.fetched[:30], result.fetched
+
+
+@crawl_test
+async def test_without_a_cold_start_the_opened_sites_weak_links_keep_the_crawl_away(docs_proxy):
+    # The control: ranked by their priors from the first page on, sphinx.test's links win.
+    result = await _crawl_docs(ADAPTIVE_COLD_START_PAGES=0)
+    assert DOCS_ANSWER not in result.fetched, result.fetched

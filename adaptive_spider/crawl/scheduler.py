@@ -301,7 +301,7 @@ class AdaptiveScheduler(BaseScheduler):
     def _refill(self, n: int, front: bool = False) -> None:
         self.counts.flush()
         filtered_before = dict(self.frontier.filtered)
-        batch = self.frontier.next_batch(n, self._hold_below(), self._domain_load())
+        batch = self.frontier.next_batch(n, self._hold_below(), self._domain_load(), self._blind_below())
         for reason, count in self.frontier.filtered.items():
             if count != filtered_before.get(reason, 0):
                 self.counts.inc(f"filtered/{reason}", count - filtered_before.get(reason, 0))
@@ -327,16 +327,21 @@ class AdaptiveScheduler(BaseScheduler):
             else:
                 self.ready.append((request, decision))
 
-    def _hold_below(self) -> float | None:
-        """During the cold start, links with no evidence of relevance wait while
-        enough requests are in flight: their answers may reveal better links,
-        and early concurrency otherwise fills up with blind fetches."""
+    def _blind_below(self) -> float | None:
+        """During the cold start: the link prior below which a link shows no sign of relevance."""
         config = self.config
         if not config.hold_below or self._n_released >= config.cold_start_pages:
             return None
         if not self.frontier.strategy.ranks_by_link_prior:
             return None  # bfs, dfs, random: an order that ignores link evidence stays that order
-        return config.hold_below if self._in_flight() >= config.hold_in_flight else None
+        return config.hold_below
+
+    def _hold_below(self) -> float | None:
+        """During the cold start, links with no evidence of relevance wait while
+        enough requests are in flight: their answers may reveal better links,
+        and early concurrency otherwise fills up with blind fetches."""
+        below = self._blind_below()
+        return below if below is not None and self._in_flight() >= self.config.hold_in_flight else None
 
     def _domain_load(self) -> DomainLoad | None:
         """Requests in flight per domain (the engine's and the ready queue's), with the limit

@@ -364,6 +364,7 @@ class Frontier:
         n: int,
         hold_below: float | None = None,
         in_flight: DomainLoad | None = None,
+        blind_below: float | None = None,
     ) -> list[tuple[Request, Choice]]:
         """Up to ``n`` requests for the ready queue, best first, each with its
         :class:`Choice` (leaf, score and the features it had when chosen).
@@ -378,8 +379,12 @@ class Frontier:
         that domain, holding a place another domain's request could use. A parked
         domain's best entries go back to the strategy as its requests complete, as many
         as it has free places (all of them when the caller gives no ``in_flight``).
+
+        ``blind_below`` (during the cold start only): links whose prior is lower show no sign
+        of relevance; the strategy may rank them alike (Strategy.rank_blind_links_alike).
         """
         self.round += 1
+        self.strategy.rank_blind_links_alike(blind_below)
         self._wake_probed_domains()
         self._load = in_flight
         if in_flight is not None and in_flight.slow_limit >= 0:

@@ -168,7 +168,11 @@ SECTIONS: tuple[Section, ...] = (
                 "ADAPTIVE_HOLD_BELOW",
                 0.05,
                 real(0.0, 1.0),
-                "Link prior below which a link counts as having no sign of relevance (0: never hold).",
+                (
+                    "Link prior below which a link counts as having no sign of relevance (0: never hold). During "
+                    "the cold start bestfirst also ranks such links alike, first found first: their priors then "
+                    "are the noise of a few pages' statistics."
+                ),
             ),
             (
                 "ADAPTIVE_HOLD_IN_FLIGHT",

@@ -130,6 +130,11 @@ class Strategy:
         """The link priors of queued entries have changed (the frontier valued them anew):
         an order that depends on them is rebuilt. Orders that do not, keep theirs."""
 
+    def rank_blind_links_alike(self, below: float | None) -> None:
+        """During the cold start (``below``: ``ADAPTIVE_HOLD_BELOW``; None after it), links whose
+        prior is below ``below`` show no sign of relevance. An order by link prior may rank them
+        alike, in the order they were found, rather than by priors that are the first pages' noise."""
+
     def observe(self, x: np.ndarray, reward: float, page_key: int, leaf: int = -1, prior: float = 0.0) -> None:
         """A released entry (features ``x``, link prior ``prior``, chosen from ``leaf``)
         led to a page of relevance ``reward``, logged as ``page_key`` (-1: no page).

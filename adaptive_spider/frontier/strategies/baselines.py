@@ -85,6 +85,13 @@ class BestFirst(TierPools):
     sibling at each fetch. A group's first hit after misses does not raise its waiting
     links at once: they get their prior back at the next revaluation (:meth:`reorder`,
     when the query expansion changes), as a reorder per hit would cost a pass over the queue.
+
+    During the cold start, links with no sign of relevance (prior below ``ADAPTIVE_HOLD_BELOW``)
+    rank alike, first found first (:meth:`rank_blind_links_alike`): the start page's table of
+    contents, whose entries share no word with the query, comes before the links of a site
+    the new-domain share opened whose only sign is a page that shares one common query word
+    ("process" for "subprocess child process pipes"). Their priors are noise then: the
+    term statistics rest on a few pages.
     """
 
     name = "bestfirst"
@@ -93,10 +100,19 @@ class BestFirst(TierPools):
     def __init__(self, frontier: QueuedEntries, config: Any, rng: np.random.Generator):
         super().__init__(frontier, config, rng)
         self.patience = float(config.sibling_patience)
+        self.blind_below: float | None = None
+
+    def rank_blind_links_alike(self, below: float | None) -> None:
+        if below != self.blind_below:
+            self.blind_below = below
+            self.reorder()
 
     def key_of(self, entry: int) -> float:
-        """The rank of an entry now: its link prior, lowered while its siblings miss."""
+        """The rank of an entry now: its link prior, lowered while its siblings miss
+        (0 for a blind link during the cold start)."""
         prior = self.frontier.prior_of(entry)
+        if self.blind_below is not None and prior < self.blind_below:
+            return 0.0
         if self.patience:
             misses = self.frontier.sibling_misses(entry)
             if misses:
