@@ -121,31 +121,33 @@ def test_bestfirst_lets_a_list_whose_fetched_links_missed_give_way():
     assert urls[-1] == "http://lib.test/other"
 
 
-def test_bestfirst_ranks_blind_links_alike_during_the_cold_start_only():
+def test_bestfirst_ranks_blind_links_nearest_the_seeds_first_during_the_cold_start_only():
     """Below ADAPTIVE_HOLD_BELOW a prior shows no sign of relevance: during the cold start such
-    links come first found first; after it, their priors order them again."""
+    links come nearest the seeds first, and as deep by their prior; after it, by their prior."""
 
     def order(blind_below):
         frontier = make_frontier(strategy="bestfirst")
         frontier.domains.record_response("a.test", 200, 0.01)
-        add(frontier, "http://a.test/contents", anchor=0.0)  # found first, no sign at all
-        add(frontier, "http://a.test/weak", parent_score=0.1)  # prior 0.03: a weak parent only
-        add(frontier, "http://a.test/sign", anchor=0.5)  # prior 0.35
+        add(frontier, "http://a.test/contents", depth=1)  # no sign at all, next to the seed
+        add(frontier, "http://a.test/far", parent_score=0.16, depth=3)  # prior 0.048: a weak parent only
+        add(frontier, "http://a.test/near", parent_score=0.1, depth=1)  # prior 0.03
+        add(frontier, "http://a.test/sign", anchor=0.5, depth=4)  # prior 0.35
         out = []
         while batch := frontier.next_batch(1, blind_below=blind_below):
             out.append(batch[0][0].url.rsplit("/", 1)[1])
         return out
 
-    assert order(0.05) == ["sign", "contents", "weak"]
-    assert order(None) == ["sign", "weak", "contents"]
+    assert order(0.05) == ["sign", "near", "contents", "far"]
+    assert order(None) == ["sign", "far", "near", "contents"]
 
     frontier = make_frontier(strategy="bestfirst")
     frontier.domains.record_response("a.test", 200, 0.01)
-    for name, score in (("contents", 0.0), ("weak", 0.1), ("other", 0.0)):
-        add(frontier, f"http://a.test/{name}", parent_score=score)
+    add(frontier, "http://a.test/contents", depth=1)
+    add(frontier, "http://a.test/far", parent_score=0.16, depth=3)
+    add(frontier, "http://a.test/other", depth=1)
     first = frontier.next_batch(1, blind_below=0.05)[0][0].url
     rest = [request.url for request, _ in frontier.next_batch(2)]  # the cold start is over: reordered
-    assert (first, rest) == ("http://a.test/contents", ["http://a.test/weak", "http://a.test/other"])
+    assert (first, rest) == ("http://a.test/contents", ["http://a.test/far", "http://a.test/other"])
 
 
 def test_domain_weight_setting_covers_subdomains():

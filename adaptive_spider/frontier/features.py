@@ -37,7 +37,7 @@ N_FEATURES = len(FEATURE_NAMES)
 STATIC_NAMES = ("depth", "parent_score", "anchor_similarity", "path_depth", "has_query", "round_discovered")
 N_STATIC = len(STATIC_NAMES)
 
-_DEPTH_SCALE = 20.0
+DEPTH_SCALE = 20.0
 _PATH_SCALE = 10.0
 _ROUND_SCALE = 10000.0
 # Columns of the full vector filled from the static part, in STATIC_NAMES order.
@@ -79,7 +79,7 @@ def static_vector(
     """:func:`static_features` of a link whose URL is already parsed."""
     return np.array(
         [
-            min(depth, _DEPTH_SCALE) / _DEPTH_SCALE,
+            min(depth, DEPTH_SCALE) / DEPTH_SCALE,
             parent_score,
             anchor_similarity,
             min(path_segments, _PATH_SCALE) / _PATH_SCALE,

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from adaptive_spider.frontier.features import STATIC_NAMES, assemble
+from adaptive_spider.frontier.features import DEPTH_SCALE, STATIC_NAMES, assemble
 from adaptive_spider.frontier.learn.linkclassifier import TOKEN_WIDTH, link_tokens
 from adaptive_spider.frontier.linkevidence import anchor_text, link_context
 from adaptive_spider.frontier.store import FrontierStore
@@ -307,6 +307,9 @@ class Frontier:
     def prior_of(self, entry: int) -> float:
         return float(self.store.prior[entry])
 
+    def depths(self, entries: np.ndarray) -> np.ndarray:
+        return np.rint(self.store.static[entries, _DEPTH] * DEPTH_SCALE)
+
     def sibling_misses(self, entry: int) -> float:
         """Fetched links of an entry's sibling group, while none of them led to a relevant page."""
         return self.pages.misses(int(self.store.group[entry]))
@@ -381,10 +384,10 @@ class Frontier:
         as it has free places (all of them when the caller gives no ``in_flight``).
 
         ``blind_below`` (during the cold start only): links whose prior is lower show no sign
-        of relevance; the strategy may rank them alike (Strategy.rank_blind_links_alike).
+        of relevance; the strategy may rank them otherwise (Strategy.rank_blind_links).
         """
         self.round += 1
-        self.strategy.rank_blind_links_alike(blind_below)
+        self.strategy.rank_blind_links(blind_below)
         self._wake_probed_domains()
         self._load = in_flight
         if in_flight is not None and in_flight.slow_limit >= 0:

@@ -170,8 +170,8 @@ SECTIONS: tuple[Section, ...] = (
                 real(0.0, 1.0),
                 (
                     "Link prior below which a link counts as having no sign of relevance (0: never hold). During "
-                    "the cold start bestfirst also ranks such links alike, first found first: their priors then "
-                    "are the noise of a few pages' statistics."
+                    "the cold start bestfirst ranks such links below the others, nearest the seeds first and as deep "
+                    "by their prior: their priors then are the noise of a few pages' statistics."
                 ),
             ),
             (

@@ -49,6 +49,17 @@ def link_prior(
     return (w["anchor"] * anchor_similarity + w["context"] * context_similarity + w["parent"] * parent_score) / total
 
 
+def blind_rank(prior: np.ndarray, depth: np.ndarray, below: float) -> np.ndarray:
+    """What a prior-ranked order ranks a link by during the cold start: a link with a sign of
+    relevance (prior at least ``below``) by its prior; a blind one below all of those, nearest
+    the seeds first (its crawl ``depth``), and among links as deep by its prior (a page's
+    translations, whose prior is cut, still come after the page's own language). The blind
+    links' priors are the noise of a few pages' statistics then, while their depth is no noise:
+    a start page's table of contents with no word of the query comes before the links of a
+    page three sites away that shares one common word with it."""
+    return np.where(prior < below, prior / below - 1.0 - depth, prior)
+
+
 class QueuedEntries(Protocol):
     """What a strategy may read of the frontier's queued entries (the
     :class:`~adaptive_spider.frontier.frontier.Frontier` implements it); a strategy
@@ -61,6 +72,9 @@ class QueuedEntries(Protocol):
         """The order in which entries were first queued (int64)."""
 
     def prior_of(self, entry: int) -> float: ...
+
+    def depths(self, entries: np.ndarray) -> np.ndarray:
+        """The crawl depth of entries' links (float32; at most the features' depth scale)."""
 
     def sibling_misses(self, entry: int) -> float:
         """Fetched links of the entry's sibling group, while none led to a relevant page (0 after a hit)."""
@@ -130,10 +144,10 @@ class Strategy:
         """The link priors of queued entries have changed (the frontier valued them anew):
         an order that depends on them is rebuilt. Orders that do not, keep theirs."""
 
-    def rank_blind_links_alike(self, below: float | None) -> None:
+    def rank_blind_links(self, below: float | None) -> None:
         """During the cold start (``below``: ``ADAPTIVE_HOLD_BELOW``; None after it), links whose
-        prior is below ``below`` show no sign of relevance. An order by link prior may rank them
-        alike, in the order they were found, rather than by priors that are the first pages' noise."""
+        prior is below ``below`` show no sign of relevance: an order by link prior may rank them
+        by :func:`blind_rank` rather than by priors that are the first pages' noise."""
 
     def observe(self, x: np.ndarray, reward: float, page_key: int, leaf: int = -1, prior: float = 0.0) -> None:
         """A released entry (features ``x``, link prior ``prior``, chosen from ``leaf``)

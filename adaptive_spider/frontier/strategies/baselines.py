@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from adaptive_spider.frontier.strategies.base import Choice, QueuedEntries, Strategy
+from adaptive_spider.frontier.strategies.base import Choice, QueuedEntries, Strategy, blind_rank
 
 
 class TierPools(Strategy):
@@ -86,12 +86,11 @@ class BestFirst(TierPools):
     links at once: they get their prior back at the next revaluation (:meth:`reorder`,
     when the query expansion changes), as a reorder per hit would cost a pass over the queue.
 
-    During the cold start, links with no sign of relevance (prior below ``ADAPTIVE_HOLD_BELOW``)
-    rank alike, first found first (:meth:`rank_blind_links_alike`): the start page's table of
-    contents, whose entries share no word with the query, comes before the links of a site
-    the new-domain share opened whose only sign is a page that shares one common query word
-    ("process" for "subprocess child process pipes"). Their priors are noise then: the
-    term statistics rest on a few pages.
+    During the cold start, a link with no sign of relevance (prior below ``ADAPTIVE_HOLD_BELOW``)
+    ranks by :func:`~adaptive_spider.frontier.strategies.base.blind_rank`: nearest the seeds
+    first. The start page's table of contents, whose entries share no word with the query, comes
+    before the links of a site the new-domain share opened whose only sign is a page that shares
+    one common word with the query ("process" for "subprocess child process pipes").
     """
 
     name = "bestfirst"
@@ -102,17 +101,19 @@ class BestFirst(TierPools):
         self.patience = float(config.sibling_patience)
         self.blind_below: float | None = None
 
-    def rank_blind_links_alike(self, below: float | None) -> None:
+    def rank_blind_links(self, below: float | None) -> None:
         if below != self.blind_below:
             self.blind_below = below
             self.reorder()
 
     def key_of(self, entry: int) -> float:
         """The rank of an entry now: its link prior, lowered while its siblings miss
-        (0 for a blind link during the cold start)."""
+        (a blind link's :func:`blind_rank` during the cold start)."""
         prior = self.frontier.prior_of(entry)
-        if self.blind_below is not None and prior < self.blind_below:
-            return 0.0
+        below = self.blind_below
+        if below is not None and prior < below:
+            entries = np.array([entry])
+            return float(blind_rank(self.frontier.priors(entries), self.frontier.depths(entries), below)[0])
         if self.patience:
             misses = self.frontier.sibling_misses(entry)
             if misses:
