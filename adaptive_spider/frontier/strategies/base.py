@@ -56,7 +56,7 @@ def blind_rank(prior: np.ndarray, depth: np.ndarray, below: float) -> np.ndarray
     translations, whose prior is cut, still come after the page's own language). The blind
     links' priors are the noise of a few pages' statistics then, while their depth is no noise:
     a start page's table of contents with no word of the query comes before the links of a
-    page three sites away that shares one common word with it."""
+    page three links away, on another site, that shares one common word with it."""
     return np.where(prior < below, prior / below - 1.0 - depth, prior)
 
 
@@ -74,7 +74,7 @@ class QueuedEntries(Protocol):
     def prior_of(self, entry: int) -> float: ...
 
     def depths(self, entries: np.ndarray) -> np.ndarray:
-        """The crawl depth of entries' links (float32; at most the features' depth scale)."""
+        """The crawl depth of entries' links (at most the features' depth scale)."""
 
     def sibling_misses(self, entry: int) -> float:
         """Fetched links of the entry's sibling group, while none led to a relevant page (0 after a hit)."""
