@@ -472,6 +472,37 @@ def test_young_domains_wait_for_the_crawls_first_pages_and_a_site_that_serves_no
     assert all(order.index(f"http://gone.test/toc{k}.html") >= 300 for k in range(3))
 
 
+def test_among_young_sites_as_near_the_start_the_one_linking_to_more_of_its_own_pages_goes_first():
+    """The share is too small to enter every site a crawl meets (about 400 on the big web):
+    a site whose start page links to dozens of its own pages (an API reference) is entered
+    before a page that one link points to, whatever their links' priors."""
+
+    def share_order(pages_of_big_site):
+        frontier = make_frontier(
+            strategy="bestfirst", new_domain_share=0.1, new_domain_pages=3, new_domain_pages_after=0
+        )
+        known = frontier.domains.id_of("site.test")
+        for _ in range(3):
+            frontier.domains.record_release(known)
+            frontier.domains.record_response("site.test", 200, 0.05)
+        for i in range(200):
+            add(frontier, f"http://site.test/{i}", anchor=0.9 - i / 1000)
+        add(frontier, "http://one.test/book.html", anchor=0.02, depth=2)  # a citation, a better word
+        for k in range(pages_of_big_site):  # the contents of an API reference, words of no query
+            add(frontier, f"http://api.test/{k}.html", anchor=0.0, depth=2)
+        order = []
+        while batch := frontier.next_batch(4):
+            for request, _ in batch:
+                frontier.domains.record_response(request.url.split("/")[2], 200, 0.05)
+                if "site.test" not in request.url:
+                    order.append(request.url)
+        return order[:4]
+
+    assert share_order(40) == [f"http://api.test/{k}.html" for k in range(3)] + ["http://one.test/book.html"]
+    # A site as small as the other: the better link first.
+    assert share_order(1) == ["http://one.test/book.html", "http://api.test/0.html"]
+
+
 @pytest.mark.parametrize("strategy", ["tres", "bestfirst", "gain"])
 @pytest.mark.parametrize("pages", [1, 3])
 def test_links_released_for_new_domains_are_released_once_and_their_ids_reused_safely(strategy, pages):

@@ -153,11 +153,12 @@ class Frontier:
         self._parked_this_round = 0
         # Young domains, fewer than ADAPTIVE_NEW_DOMAIN_PAGES of whose requests were released
         # (ADAPTIVE_NEW_DOMAIN_SHARE): domain -> heap of the keys (depth, -prior, arrival order,
-        # entry) of its queued links; and a heap of each domain's best key with its domain, stale
-        # ones skipped when met. Nearest the seeds first: a start page's links to other sites are
-        # the user's own pointers, and a link's prior says little about a site none (or few) of
-        # whose pages were seen: a documentation site's start page is a table of contents whose
-        # entries ("java.base", "All Classes") share no word with any query.
+        # entry) of its queued links; and a heap of the domains by their best link's depth, then
+        # the number of their links known, then that link's prior (``young_keys``: each domain's
+        # current key; others met in the heap are stale). Nearest the seeds first: a start page's
+        # links to other sites are the user's own pointers, and a link's prior says little about a
+        # site none (or few) of whose pages were seen: a documentation site's start page is a table
+        # of contents whose entries ("java.base", "All Classes") share no word with any query.
         self.explore_share = (
             float(getattr(config, "new_domain_share", 0.0)) if self.strategy.explores_new_domains else 0.0
         )
@@ -166,7 +167,9 @@ class Frontier:
         # a focused crawl's first pages are the ones the query's words point to.
         self.young_after = int(getattr(config, "new_domain_pages_after", 0))
         self.young_links: dict[int, list[tuple[float, float, int, int]]] = {}
-        self.young_heap: list[tuple[float, float, int, int, int]] = []
+        self.young_heap: list[tuple] = []
+        self.young_keys: dict[int, tuple] = {}
+        self.young_sizes: Counter = Counter()
         self.n_released = 0
         self.n_explored = 0
         # Entries released this round outside the strategy, which still holds their ids.
@@ -210,8 +213,23 @@ class Frontier:
         key = (float(self.store.static[entry, _DEPTH]), -prior, int(self.store.order[entry]), entry)
         links = self.young_links.setdefault(domain_id, [])
         heapq.heappush(links, key)
-        if links[0] == key:
-            heapq.heappush(self.young_heap, (*key, domain_id))
+        self.young_sizes[domain_id] += 1
+        self._push_young_domain(domain_id, links[0])
+
+    def _young_domain_key(self, domain_id: int, best: tuple[float, float, int, int]) -> tuple:
+        """Where a young domain stands in the share: its best link's depth, then how many of its
+        links the crawl knows (in powers of two), then its best link's prior and arrival order.
+        A site whose pages link to many of its own is a large one, and a large site holds more
+        of any topic's pages than a page one link points to."""
+        depth, neg_prior, order, entry = best
+        return (depth, -self.young_sizes[domain_id].bit_length(), neg_prior, order, entry, domain_id)
+
+    def _push_young_domain(self, domain_id: int, best: tuple[float, float, int, int]) -> None:
+        """Queue a young domain in the share under its current key, unless it is queued so already."""
+        key = self._young_domain_key(domain_id, best)
+        if self.young_keys.get(domain_id) != key:
+            self.young_keys[domain_id] = key
+            heapq.heappush(self.young_heap, key)
 
     def _young_top(self, domain_id: int) -> tuple[float, float, int, int] | None:
         """A young domain's best queued link (stale keys dropped on the way), None when it has none."""
@@ -290,7 +308,8 @@ class Frontier:
             store.prior[entry] = prior + 0.0
         self.strategy.reorder()
         if self.explore_share:  # the young domains' links, by the new priors
-            self.young_links, self.young_heap = {}, []
+            self.young_links, self.young_heap, self.young_keys = {}, [], {}
+            self.young_sizes.clear()
             for entry in entries:
                 domain_id = int(store.domain[entry])
                 if self._is_young(domain_id):
@@ -446,9 +465,10 @@ class Frontier:
         later: list[tuple[float, float, int, int, int]] = []
         while heap and len(found) < quota:
             item = heapq.heappop(heap)
-            domain_id = item[4]
-            if domain_id not in self.young_links:
-                continue
+            domain_id = item[-1]
+            if domain_id not in self.young_links or self.young_keys.get(domain_id) != item:
+                continue  # stale: the domain left the share, or is queued under a newer key
+            del self.young_keys[domain_id]
             if not self._is_young(domain_id) or self._drop_reason(domain_id):
                 del self.young_links[domain_id]
                 continue
@@ -456,8 +476,8 @@ class Frontier:
             if best is None:
                 del self.young_links[domain_id]
                 continue
-            if best != item[:4]:  # stale: the domain's best link now is another one
-                heapq.heappush(heap, (*best, domain_id))
+            if self._young_domain_key(domain_id, best) != item:  # its best link now is another one
+                self._push_young_domain(domain_id, best)
                 continue
             released = self.domains.profiles[domain_id].released
             untried = self.domains.is_untried(domain_id)
@@ -479,8 +499,9 @@ class Frontier:
                 found.append((tier, entry))
             following = self._young_top(domain_id)
             if following is not None:
-                heapq.heappush(heap, (*following, domain_id))
+                self._push_young_domain(domain_id, following)
         for item in later:
+            self.young_keys[item[-1]] = item
             heapq.heappush(heap, item)
         return found
 

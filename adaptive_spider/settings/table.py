@@ -425,10 +425,11 @@ SECTIONS: tuple[Section, ...] = (
                 8,
                 integer(1),
                 (
-                    "Pages of each domain that the new-domain share may fetch, shallowest and best-linked "
-                    "first, before the strategy's order alone decides: a site's start page is often a table "
-                    "of contents whose entries share no word with the query (1: its first page only). The "
-                    "pages after the first wait for the one before to answer."
+                    "Pages of each domain that the new-domain share may fetch, shallowest first, then the "
+                    "sites with more known links to their pages, then the best-linked, before the "
+                    "strategy's order alone decides: a site's start page is often a table of contents whose "
+                    "entries share no word with the query (1: its first page only). The pages after the "
+                    "first wait for the one before to answer."
                 ),
             ),
             (
