@@ -401,6 +401,17 @@ def test_new_domains_get_their_share_of_releases_best_link_first():
     assert release_order(0.0).index("http://new0.test/best") >= 100  # after every link of the known site
 
 
+def add_known_site(frontier, pages_released, links):
+    """site.test: out of the new-domain share (``pages_released`` pages fetched), with ``links``
+    worded links the strategy ranks first."""
+    known = frontier.domains.id_of("site.test")
+    for _ in range(pages_released):
+        frontier.domains.record_release(known)
+        frontier.domains.record_response("site.test", 200, 0.05)
+    for i in range(links):
+        add(frontier, f"http://site.test/{i}", anchor=0.9 - i / 1000)
+
+
 def test_young_domains_get_their_first_pages_shallowest_and_best_first():
     """A site whose start page is a table of contents (entries with no query word) is entered:
     up to ADAPTIVE_NEW_DOMAIN_PAGES of its pages come from the new-domain share."""
@@ -409,12 +420,7 @@ def test_young_domains_get_their_first_pages_shallowest_and_best_first():
         frontier = make_frontier(
             strategy="bestfirst", new_domain_share=0.1, new_domain_pages=pages, new_domain_pages_after=0
         )
-        known = frontier.domains.id_of("site.test")
-        for _ in range(pages):  # a site the crawl knows already
-            frontier.domains.record_release(known)
-            frontier.domains.record_response("site.test", 200, 0.05)
-        for i in range(200):
-            add(frontier, f"http://site.test/{i}", anchor=0.9 - i / 1000)
+        add_known_site(frontier, pages, 200)
         add(frontier, "http://docs.test/index.html", anchor=0.0, depth=1)
         for k in range(6):  # the table of contents: nothing to tell its entries apart but their place
             add(frontier, f"http://docs.test/toc{k}.html", anchor=0.0, depth=2)
@@ -449,12 +455,7 @@ def test_young_domains_wait_for_the_crawls_first_pages_and_a_site_that_serves_no
     frontier = make_frontier(
         strategy="bestfirst", new_domain_share=0.1, new_domain_pages=4, new_domain_pages_after=100
     )
-    known = frontier.domains.id_of("site.test")
-    for _ in range(4):
-        frontier.domains.record_release(known)
-        frontier.domains.record_response("site.test", 200, 0.05)
-    for i in range(300):
-        add(frontier, f"http://site.test/{i}", anchor=0.9 - i / 1000)
+    add_known_site(frontier, 4, 300)
     for host in ("docs.test", "gone.test"):
         add(frontier, f"http://{host}/index.html", anchor=0.0, depth=1)
         for k in range(3):
@@ -481,12 +482,7 @@ def test_among_young_sites_as_near_the_start_the_one_linking_to_more_of_its_own_
         frontier = make_frontier(
             strategy="bestfirst", new_domain_share=0.1, new_domain_pages=3, new_domain_pages_after=0
         )
-        known = frontier.domains.id_of("site.test")
-        for _ in range(3):
-            frontier.domains.record_release(known)
-            frontier.domains.record_response("site.test", 200, 0.05)
-        for i in range(200):
-            add(frontier, f"http://site.test/{i}", anchor=0.9 - i / 1000)
+        add_known_site(frontier, 3, 200)
         add(frontier, "http://one.test/book.html", anchor=0.02, depth=2)  # a citation, a better word
         for k in range(pages_of_big_site):  # the contents of an API reference, words of no query
             add(frontier, f"http://api.test/{k}.html", anchor=0.0, depth=2)
