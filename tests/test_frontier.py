@@ -13,6 +13,7 @@ from adaptive_spider.frontier.frontier import Frontier
 from adaptive_spider.frontier.learn.qnet import DoubleDQN, QNetwork
 from adaptive_spider.frontier.learn.tree import LeafPartition
 from adaptive_spider.frontier.pagelog import PageLog
+from adaptive_spider.frontier.sections import SectionReturns, section_of
 
 
 def make_frontier(**settings):
@@ -119,6 +120,56 @@ def test_bestfirst_lets_a_list_whose_fetched_links_missed_give_way():
     assert frontier.pages.misses(group) == 0
     urls = [request.url for request, _ in drain(frontier, n=1)]
     assert urls[-1] == "http://lib.test/other"
+
+
+def test_bestfirst_brings_forward_a_section_whose_pages_were_relevant_and_lets_one_that_missed_give_way():
+    """A package whose fetched classes were relevant brings its other classes (no word of the
+    query in their names) before better-named links elsewhere; a directory whose pages missed
+    keeps its links' priors. The entries were queued before the sections' pages were scored:
+    a rise re-ranks them."""
+
+    def order(section_lift):
+        frontier = Frontier(
+            AdaptiveConfig.from_settings({"ADAPTIVE_NEW_DOMAIN_SHARE": 0.0, "ADAPTIVE_SECTION_LIFT": section_lift}),
+            DomainProfiles(),
+            PageLog(section_lift=section_lift),
+        )
+        for host in ("lib.test", "other.test"):
+            frontier.domains.record_response(host, 200, 0.01)
+        for i in range(3):
+            add(frontier, f"http://lib.test/concurrent/Map{i}", anchor=0.3)
+            add(frontier, f"http://other.test/misc/Page{i}", anchor=0.4)
+            add(frontier, f"http://lib.test/driver/Bus{i}", anchor=0.5)
+        sections = frontier.pages.sections
+        for i in range(6):
+            sections.record(f"http://other.test/a/{i}", 0.2)
+        for name in ("Semaphore", "Lock", "Latch"):
+            sections.record(f"http://lib.test/concurrent/{name}", 0.6)
+        for name in ("index", "usb", "pci"):
+            sections.record(f"http://lib.test/driver/{name}", 0.05)
+        return [request.url.split("/")[3] for request, _ in drain(frontier, n=1)]
+
+    assert order(section_lift=3.0) == ["concurrent"] * 3 + ["driver"] * 3 + ["misc"] * 3
+    assert order(section_lift=1.0) == ["driver"] * 3 + ["misc"] * 3 + ["concurrent"] * 3  # off: the prior alone
+
+
+def test_a_sections_lift_is_bounded_shrunk_toward_the_crawls_mean_never_below_one_and_survives_a_snapshot():
+    sections = SectionReturns(most=3.0)
+    assert section_of("http://Lib.test/api/java/util/concurrent/Lock.html?x=1") == "lib.test/api/java/util/concurrent/"
+    assert sections.lift("http://lib.test/a/b") == 1.0  # nothing fetched yet
+    sections.record("http://lib.test/good/1", 0.9)
+    sections.record("http://lib.test/bad/1", 0.1)
+    one_page = sections.lift("http://lib.test/good/2")
+    assert 1.0 < one_page < 3.0  # one relevant page is a sign, not yet a section
+    for i in range(20):
+        sections.record(f"http://lib.test/good/{i}", 0.9)
+        sections.record(f"http://lib.test/bad/{i}", 0.05)
+    assert sections.lift("http://lib.test/good/x") == 3.0 and sections.lift("http://lib.test/bad/x") == 1.0
+    assert sections.lift("http://lib.test/unseen/x") == 1.0
+    resumed = SectionReturns(most=3.0)
+    resumed.load_state_dict(sections.state_dict())
+    assert resumed.lift("http://lib.test/good/x") == 3.0
+    assert SectionReturns(most=1.0).lift("http://lib.test/good/x") == 1.0
 
 
 def test_bestfirst_ranks_blind_links_nearest_the_seeds_first_during_the_cold_start_only():

@@ -130,7 +130,9 @@ class CrawlState:
         #: The page relevance model of ``ADAPTIVE_RELEVANCE`` when it names a class (None: BM25).
         self.relevance = relevance if relevance is not None else build_relevance(config, None)
         self.domains = DomainProfiles(config.domain_weights, min_attempts=config.unreliable_min_attempts)
-        self.pages = PageLog(config.qnet_next_actions, hit_at=config.relevant_threshold)
+        self.pages = PageLog(
+            config.qnet_next_actions, hit_at=config.relevant_threshold, section_lift=config.section_lift
+        )
         # The frontier that learns from rewards (attached by the scheduler when it opens).
         self.frontier: Frontier | None = None
         self._warned_no_frontier = False
@@ -286,6 +288,7 @@ class CrawlState:
         self.domains.record_relevance(domain, relevance)
         group = self.pages.group_of(*_link_origin(request))
         page_id = self.pages.add(domain_id, relevance, group)
+        self.pages.sections.record(url, relevance)
         self.n_fetched += 1
         self.inc_stat("pages")
         if relevance >= self.config.relevant_threshold:

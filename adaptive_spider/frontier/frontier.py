@@ -336,6 +336,18 @@ class Frontier:
     def arrival_order_of(self, entry: int) -> int:
         return int(self.store.order[entry])
 
+    def section_lift(self, entry: int) -> float:
+        """What the fetched pages of an entry's site section were worth, against the crawl's
+        mean (:meth:`~adaptive_spider.frontier.sections.SectionReturns.lift`; 1 when off)."""
+        return self.pages.sections.lift(self.store.requests[entry].url)
+
+    def take_raised_sections(self) -> list[str]:
+        """Sections whose lift rose notably since their entries were last ranked."""
+        return self.pages.sections.take_raised()
+
+    def is_queued(self, entry: int) -> bool:
+        return bool(self.store.live[entry])
+
     def expected_gain(self, entry: int) -> float:
         """The listener's current expected gain of a queued entry (its link prior without one)."""
         gain = getattr(self.listener, "gain", None)

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from adaptive_spider.frontier.features import N_STATIC
+from adaptive_spider.frontier.sections import SectionReturns
 
 
 class PageLog:
@@ -42,9 +43,11 @@ class PageLog:
     #: How much a fetched link of the same page, in another group, counts as a miss of a group.
     OTHER_GROUPS_SHARE = 0.25
 
-    def __init__(self, max_children: int = 16, capacity: int = 1024, hit_at: float = 0.5):
+    def __init__(self, max_children: int = 16, capacity: int = 1024, hit_at: float = 0.5, section_lift: float = 1.0):
         self.max_children = max_children
         self.hit_at = hit_at
+        #: What each site section's fetched pages were worth (``ADAPTIVE_SECTION_LIFT``).
+        self.sections = SectionReturns(section_lift)
         self.relevance = np.zeros(capacity, dtype=np.float32)
         self.domain = np.zeros(capacity, dtype=np.int32)
         # The first outlinks of each page, kept as the next actions of its transition.
@@ -167,6 +170,7 @@ class PageLog:
         groups = len(self.group_ids)
         state.update({name: getattr(self, name)[:groups].copy() for name in self.GROUP_COLUMNS})
         state["group_ids"] = dict(self.group_ids)
+        state["sections"] = self.sections.state_dict()
         return state
 
     def load_state_dict(self, state: dict) -> None:
@@ -180,5 +184,6 @@ class PageLog:
                 column[:count] = saved
                 setattr(self, name, column)
         self.group_ids = dict(state["group_ids"])
+        self.sections.load_state_dict(state.get("sections", {}))  # none in an older snapshot
         self.max_children = self.child_static.shape[1]
         self.size = n

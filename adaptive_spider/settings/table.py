@@ -226,6 +226,17 @@ SECTIONS: tuple[Section, ...] = (
                     "quarter of a miss each (0: the prior alone)."
                 ),
             ),
+            (
+                "ADAPTIVE_SECTION_LIFT",
+                3.0,
+                real(1.0, 100.0),
+                (
+                    "bestfirst: a queued link ranks by its prior times its section's lift: the mean relevance "
+                    "of the fetched pages of its URL's host and directory (shrunk toward the crawl's mean by "
+                    "three pages of it) over the crawl's mean, cubed, within [1, lift]. A package whose "
+                    "fetched classes were relevant brings its other classes forward (1: off)."
+                ),
+            ),
         ),
     ),
     Section(

@@ -81,6 +81,15 @@ class QueuedEntries(Protocol):
 
     def arrival_order_of(self, entry: int) -> int: ...
 
+    def section_lift(self, entry: int) -> float:
+        """What the fetched pages of the entry's site section were worth against the crawl's mean (1: no sign)."""
+
+    def take_raised_sections(self) -> list[str]:
+        """Site sections whose lift rose notably since last asked."""
+
+    def is_queued(self, entry: int) -> bool:
+        """Whether an entry is queued (not released, dropped or replaced)."""
+
     def url_of(self, entry: int) -> str: ...
 
     def expected_gain(self, entry: int) -> float:

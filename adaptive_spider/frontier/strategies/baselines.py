@@ -7,11 +7,13 @@ strategies, so a comparison between them measures the order alone.
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import defaultdict, deque
 from typing import Any
 
 import numpy as np
 
+from adaptive_spider.frontier.sections import section_of
 from adaptive_spider.frontier.strategies.base import Choice, QueuedEntries, Strategy, blind_rank
 
 
@@ -100,6 +102,14 @@ class BestFirst(TierPools):
         super().__init__(frontier, config, rng)
         self.patience = float(config.sibling_patience)
         self.blind_below: float | None = None
+        self.lifts = float(getattr(config, "section_lift", 1.0)) > 1.0
+        # Each queued entry's heap item is the one of its generation: a section's rise pushes
+        # its entries again (a heap cannot raise a key in place) and the older items go stale.
+        self.generation: dict[int, int] = {}
+        self._generations = 0
+        self.stale: dict[int, int] = defaultdict(int)
+        # The entries pushed under each (tier, site section): those a section's rise re-ranks.
+        self.by_section: dict[tuple[int, str], array] = {}
 
     def rank_blind_links(self, below: float | None) -> None:
         if below != self.blind_below:
@@ -107,8 +117,8 @@ class BestFirst(TierPools):
             self.reorder()
 
     def key_of(self, entry: int) -> float:
-        """The rank of an entry now: its link prior, lowered while its siblings miss
-        (a blind link's :func:`blind_rank` during the cold start)."""
+        """The rank of an entry now: its link prior, lowered while its siblings miss, times its
+        site section's lift (a blind link's :func:`blind_rank` during the cold start)."""
         prior = self.frontier.prior_of(entry)
         below = self.blind_below
         if below is not None and prior < below:
@@ -118,25 +128,68 @@ class BestFirst(TierPools):
             misses = self.frontier.sibling_misses(entry)
             if misses:
                 prior *= self.patience / (self.patience + misses)
+        if self.lifts and self.frontier.is_queued(entry):
+            prior *= self.frontier.section_lift(entry)
         return prior
 
+    def count(self, tier: int) -> int:
+        return len(self.pools[tier]) - self.stale[tier]
+
     def push(self, tier: int, entry: int) -> None:
-        heapq.heappush(self.pools[tier], (-self.key_of(entry), self.frontier.arrival_order_of(entry), entry))
+        self._push(tier, entry, self.key_of(entry))
+        if self.lifts and self.frontier.is_queued(entry):
+            key = (tier, section_of(self.frontier.url_of(entry)))
+            entries = self.by_section.get(key)
+            if entries is None:
+                entries = self.by_section[key] = array("q")
+            entries.append(entry)
+
+    def _push(self, tier: int, entry: int, key: float) -> None:
+        if entry in self.generation:
+            self.stale[tier] += 1  # its older item is superseded
+        self._generations += 1
+        self.generation[entry] = self._generations
+        heapq.heappush(self.pools[tier], (-key, self.frontier.arrival_order_of(entry), self._generations, entry))
+
+    def _raise_sections(self) -> None:
+        """Rank anew the queued entries of the sections whose lift rose (lowering is lazy)."""
+        for section in self.frontier.take_raised_sections():
+            for tier in list(self.pools):
+                entries = self.by_section.get((tier, section))
+                if entries is None:
+                    continue
+                kept: dict[int, None] = {}
+                for entry in entries:
+                    if entry in self.generation and self.frontier.is_queued(entry) and entry not in kept:
+                        self._push(tier, entry, self.key_of(entry))
+                        kept[entry] = None
+                self.by_section[(tier, section)] = array("q", kept)
 
     def reorder(self) -> None:
-        for heap in self.pools.values():
+        for tier, heap in self.pools.items():
             # Replaced entries' ids stay in (the frontier frees them when they come out).
-            heap[:] = [(-self.key_of(entry), order, entry) for _, order, entry in heap]
+            heap[:] = [
+                (-self.key_of(entry), order, generation, entry)
+                for _, order, generation, entry in heap
+                if self.generation.get(entry) == generation
+            ]
             heapq.heapify(heap)
+            self.stale[tier] = 0
 
     def select(self, tier: int, n: int) -> list[Choice]:
+        if self.lifts:
+            self._raise_sections()
         heap = self.pools[tier]
         chosen: list[Choice] = []
         while heap and len(chosen) < n:
-            negative_key, order, entry = heapq.heappop(heap)
-            key = self.key_of(entry) if self.patience else -negative_key
-            if key < -negative_key - 1e-9:  # its siblings missed since it was ranked: back in, lower
-                heapq.heappush(heap, (-key, order, entry))
+            negative_key, order, generation, entry = heapq.heappop(heap)
+            if self.generation.get(entry) != generation:
+                self.stale[tier] -= 1
                 continue
+            key = self.key_of(entry) if self.patience or self.lifts else -negative_key
+            if key < -negative_key - 1e-9:  # its siblings or section missed since it was ranked: back in, lower
+                heapq.heappush(heap, (-key, order, generation, entry))
+                continue
+            del self.generation[entry]
             chosen.append(Choice(entry, score=key))
         return chosen
