@@ -105,7 +105,8 @@ class BestFirst(TierPools):
         self.lifts = float(getattr(config, "section_lift", 1.0)) > 1.0
         # Each queued entry's heap item is the one of its generation: a section's rise pushes
         # its entries again (a heap cannot raise a key in place) and the older items go stale.
-        self.generation: dict[int, int] = {}
+        # (An array by entry id, 0 for none: 8 bytes an entry where a dict takes about 100.)
+        self.generation = np.zeros(1024, dtype=np.int64)
         self._generations = 0
         self.stale: dict[int, int] = defaultdict(int)
         # The entries pushed under each (tier, site section): those a section's rise re-ranks.
@@ -145,11 +146,17 @@ class BestFirst(TierPools):
             entries.append(entry)
 
     def _push(self, tier: int, entry: int, key: float) -> None:
-        if entry in self.generation:
+        if entry >= len(self.generation):
+            self.generation = np.concatenate([self.generation, np.zeros(entry + 1, dtype=np.int64)])
+        if self.generation[entry]:
             self.stale[tier] += 1  # its older item is superseded
         self._generations += 1
         self.generation[entry] = self._generations
         heapq.heappush(self.pools[tier], (-key, self.frontier.arrival_order_of(entry), self._generations, entry))
+
+    def _generation_of(self, entry: int) -> int:
+        """The generation of an entry's current heap item (0: it has none)."""
+        return int(self.generation[entry]) if entry < len(self.generation) else 0
 
     def _raise_sections(self) -> None:
         """Rank anew the queued entries of the sections whose lift rose (lowering is lazy)."""
@@ -160,7 +167,7 @@ class BestFirst(TierPools):
                     continue
                 kept: dict[int, None] = {}
                 for entry in entries:
-                    if entry in self.generation and self.frontier.is_queued(entry) and entry not in kept:
+                    if self._generation_of(entry) and self.frontier.is_queued(entry) and entry not in kept:
                         self._push(tier, entry, self.key_of(entry))
                         kept[entry] = None
                 self.by_section[(tier, section)] = array("q", kept)
@@ -171,7 +178,7 @@ class BestFirst(TierPools):
             heap[:] = [
                 (-self.key_of(entry), order, generation, entry)
                 for _, order, generation, entry in heap
-                if self.generation.get(entry) == generation
+                if self._generation_of(entry) == generation
             ]
             heapq.heapify(heap)
             self.stale[tier] = 0
@@ -183,13 +190,13 @@ class BestFirst(TierPools):
         chosen: list[Choice] = []
         while heap and len(chosen) < n:
             negative_key, order, generation, entry = heapq.heappop(heap)
-            if self.generation.get(entry) != generation:
+            if self._generation_of(entry) != generation:
                 self.stale[tier] -= 1
                 continue
             key = self.key_of(entry) if self.patience or self.lifts else -negative_key
             if key < -negative_key - 1e-9:  # its siblings or section missed since it was ranked: back in, lower
                 heapq.heappush(heap, (-key, order, generation, entry))
                 continue
-            del self.generation[entry]
+            self.generation[entry] = 0
             chosen.append(Choice(entry, score=key))
         return chosen
