@@ -88,6 +88,12 @@ class BestFirst(TierPools):
     links at once: they get their prior back at the next revaluation (:meth:`reorder`,
     when the query expansion changes), as a reorder per hit would cost a pass over the queue.
 
+    A link's prior is also multiplied by its site section's lift (``ADAPTIVE_SECTION_LIFT``,
+    :mod:`~adaptive_spider.frontier.sections`): a package whose fetched classes were relevant
+    brings forward its other classes, whose bare names share no word with the query. A heap
+    cannot raise a key in place, so a section whose lift rose has its queued links pushed again
+    under a new generation, and the older items are skipped when they surface.
+
     During the cold start, a link with no sign of relevance (prior below ``ADAPTIVE_HOLD_BELOW``)
     ranks by :func:`~adaptive_spider.frontier.strategies.base.blind_rank`: nearest the seeds
     first. The start page's table of contents, whose entries share no word with the query, comes
