@@ -17,6 +17,7 @@ groups' misses instead.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,6 +35,8 @@ RAISE_STEP = 1.25
 SCAN_EVERY = 64
 
 
+# Memoised: bestfirst asks for a URL's section twice as it queues the URL (its key, its section's list).
+@functools.lru_cache(maxsize=4096)
 def section_of(url: str) -> str:
     """A URL's host and directory (the path up to its last ``/``), lowercase host."""
     parts = urlsplit(url)
