@@ -1,5 +1,7 @@
 """Frontier internals: features, leaves, the Q-network, domain filters, tiers."""
 
+import contextlib
+import signal
 from collections import Counter
 
 import numpy as np
@@ -151,6 +153,49 @@ def test_bestfirst_brings_forward_a_section_whose_pages_were_relevant_and_lets_o
 
     assert order(section_lift=3.0) == ["concurrent"] * 3 + ["driver"] * 3 + ["misc"] * 3
     assert order(section_lift=1.0) == ["driver"] * 3 + ["misc"] * 3 + ["concurrent"] * 3  # off: the prior alone
+
+
+@contextlib.contextmanager
+def deadline(seconds):
+    """Raise TimeoutError in the block after ``seconds`` (a loop that never ends fails the test)."""
+
+    def expire(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_raised_sections_old_ids_reused_by_a_retry_in_another_tier_never_stall_the_frontier():
+    """A released entry's id goes to the next link queued, and a retry comes back one priority
+    lower (another tier). A rise of the section the id was first queued in must leave the retry
+    in its own tier: it is released, and then the frontier is empty (it used to loop for ever,
+    its tier counted one entry its heap did not have)."""
+    frontier = Frontier(
+        AdaptiveConfig.from_settings({"ADAPTIVE_NEW_DOMAIN_SHARE": 0.0, "ADAPTIVE_SECTION_LIFT": 3.0}),
+        DomainProfiles(),
+        PageLog(section_lift=3.0),
+    )
+    for host in ("lib.test", "other.test"):
+        frontier.domains.record_response(host, 200, 0.01)
+    first = add(frontier, "http://lib.test/concurrent/Lock.html", anchor=0.3)
+    assert [request.url for request, _ in frontier.next_batch(1)] == ["http://lib.test/concurrent/Lock.html"]
+    retry = add(frontier, "http://other.test/page.html", anchor=0.3, priority=-1)
+    assert retry == first  # the released id, reused
+    sections = frontier.pages.sections
+    for i in range(3):
+        sections.record(f"http://other.test/a/{i}", 0.1)
+    for name in ("Semaphore", "Latch"):
+        sections.record(f"http://lib.test/concurrent/{name}", 0.9)
+    with deadline(10):
+        released = drain(frontier, n=1)
+    assert [request.url for request, _ in released] == ["http://other.test/page.html"]
+    assert frontier.next_batch(4) == []
 
 
 def test_a_sections_lift_is_bounded_shrunk_toward_the_crawls_mean_never_below_one_and_survives_a_snapshot():

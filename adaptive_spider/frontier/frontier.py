@@ -361,6 +361,9 @@ class Frontier:
     def url_of(self, entry: int) -> str:
         return self.store.requests[entry].url
 
+    def tier_of(self, entry: int) -> int:
+        return int(self.store.requests[entry].priority)
+
     def parent_of(self, entry: int) -> int:
         return int(self.store.parent[entry])
 

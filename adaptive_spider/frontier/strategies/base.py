@@ -92,6 +92,9 @@ class QueuedEntries(Protocol):
 
     def url_of(self, entry: int) -> str: ...
 
+    def tier_of(self, entry: int) -> int:
+        """The tier (request priority) an entry is queued in."""
+
     def expected_gain(self, entry: int) -> float:
         """The current expected information gain of an entry (sufficiency link values)."""
 

@@ -173,7 +173,15 @@ class BestFirst(TierPools):
                     continue
                 kept: dict[int, None] = {}
                 for entry in entries:
-                    if self._generation_of(entry) and self.frontier.is_queued(entry) and entry not in kept:
+                    # A released entry's id is reused by the next link queued, maybe in another
+                    # tier (a retry's lower priority): pushed here, its item in its own tier's
+                    # heap would go stale uncounted, and that tier would never look empty.
+                    if (
+                        self._generation_of(entry)
+                        and self.frontier.is_queued(entry)
+                        and entry not in kept
+                        and self.frontier.tier_of(entry) == tier
+                    ):
                         self._push(tier, entry, self.key_of(entry))
                         kept[entry] = None
                 self.by_section[(tier, section)] = array("q", kept)
@@ -205,4 +213,6 @@ class BestFirst(TierPools):
                 continue
             self.generation[entry] = 0
             chosen.append(Choice(entry, score=key))
+        if not heap:  # nothing stale can be left in an empty heap, whatever was counted
+            self.stale[tier] = 0
         return chosen
