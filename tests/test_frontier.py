@@ -15,7 +15,7 @@ from adaptive_spider.frontier.frontier import Frontier
 from adaptive_spider.frontier.learn.qnet import DoubleDQN, QNetwork
 from adaptive_spider.frontier.learn.tree import LeafPartition
 from adaptive_spider.frontier.pagelog import PageLog
-from adaptive_spider.frontier.sections import SectionReturns, section_of
+from adaptive_spider.frontier.sections import SectionReturns, owned_section, section_of
 
 
 def make_frontier(**settings):
@@ -215,6 +215,54 @@ def test_a_sections_lift_is_bounded_shrunk_toward_the_crawls_mean_never_below_on
     resumed.load_state_dict(sections.state_dict())
     assert resumed.lift("http://lib.test/good/x") == 3.0
     assert SectionReturns(most=1.0).lift("http://lib.test/good/x") == 1.0
+
+
+def test_a_directory_named_after_a_fetched_page_starts_from_that_pages_relevance():
+    """cppreference and BoostBook file a class's members in a directory named after the class's
+    page: before any member is fetched, the directory ranks by what the class's page gave. A
+    directory named after no fetched page has no lift, and its own pages outweigh its owner's."""
+    sections = SectionReturns(most=3.0)
+    assert owned_section("http://lib.test/cpp/random/binomial.html?x=1") == "lib.test/cpp/random/binomial/"
+    assert owned_section("http://lib.test/cpp/random/") == ""
+    for i in range(10):
+        sections.record(f"http://other.test/misc/{i}", 0.1)
+    sections.record("http://lib.test/cpp/random/binomial.html", 0.8)
+    sections.record("http://lib.test/cpp/algorithm.html", 0.1)
+    member_lift = sections.lift("http://lib.test/cpp/random/binomial/reset.html")
+    assert member_lift > 1.5
+    assert sections.lift("http://lib.test/cpp/algorithm/copy.html") == 1.0  # its owner missed
+    assert sections.lift("http://lib.test/cpp/random/normal/reset.html") == 1.0  # no owner fetched
+    resumed = SectionReturns(most=3.0)
+    resumed.load_state_dict(sections.state_dict())
+    assert resumed.lift("http://lib.test/cpp/random/binomial/param.html") == member_lift
+    for i in range(12):
+        sections.record(f"http://lib.test/cpp/random/binomial/m{i}.html", 0.05)
+    assert sections.lift("http://lib.test/cpp/random/binomial/reset.html") == 1.0  # its own pages missed
+
+
+def test_bestfirst_brings_forward_the_queued_members_of_a_class_whose_page_was_relevant():
+    """The members' links were queued (bare names: "reset", "param") before their class's page
+    was fetched; its relevance re-ranks them ahead of better-worded links elsewhere."""
+
+    def order(section_lift):
+        frontier = Frontier(
+            AdaptiveConfig.from_settings({"ADAPTIVE_NEW_DOMAIN_SHARE": 0.0, "ADAPTIVE_SECTION_LIFT": section_lift}),
+            DomainProfiles(),
+            PageLog(section_lift=section_lift),
+        )
+        for host in ("lib.test", "other.test"):
+            frontier.domains.record_response(host, 200, 0.01)
+        for i in range(3):
+            add(frontier, f"http://lib.test/random/binomial/member{i}.html", anchor=0.3)
+            add(frontier, f"http://other.test/misc/page{i}.html", anchor=0.4)
+        sections = frontier.pages.sections
+        for i in range(6):
+            sections.record(f"http://other.test/a/{i}", 0.2)
+        sections.record("http://lib.test/random/binomial.html", 0.9)
+        return [request.url.split("/")[3] for request, _ in drain(frontier, n=1)]
+
+    assert order(section_lift=3.0) == ["random"] * 3 + ["misc"] * 3
+    assert order(section_lift=1.0) == ["misc"] * 3 + ["random"] * 3
 
 
 def test_bestfirst_ranks_blind_links_nearest_the_seeds_first_during_the_cold_start_only():

@@ -13,6 +13,15 @@ section not yet seen. It does not go below 1: a section's first fetched page is 
 index, a page of links that scores low, while the pages it lists are the topic's (Erlang's
 ``inets`` index, then ``httpc`` and ``httpd``); links that miss give way by their sibling
 groups' misses instead.
+
+A directory named after a fetched page is that page's: cppreference and BoostBook file a
+class's members under it (``numeric/random/binomial_distribution.html``, then
+``numeric/random/binomial_distribution/reset.html``, ``param.html``...), whose bare names
+share no word with the query. Before the crawl enters such a directory, it starts from its
+owner page's relevance (shrunk toward the crawl's mean as one page), and its own pages are
+shrunk toward that rather than toward the crawl's mean. Only pages above the crawl's mean
+are kept as owners: one below could not lift a directory, and a long crawl would keep one
+entry per page.
 """
 
 from __future__ import annotations
@@ -44,6 +53,19 @@ def section_of(url: str) -> str:
     return f"{(parts.hostname or '')}{path[: path.rfind('/') + 1] if path else '/'}"
 
 
+def owned_section(url: str) -> str:
+    """The section a page owns: its URL, without its extension, as a directory
+    (``lib.test/random/binomial/`` for ``lib.test/random/binomial.html``); "" for a directory's URL."""
+    parts = urlsplit(url)
+    path = parts.path
+    if not path or path.endswith("/"):
+        return ""
+    name_at = path.rfind("/") + 1
+    dot = path.rfind(".")
+    stem = path[:dot] if dot > name_at else path
+    return f"{(parts.hostname or '')}{stem}/"
+
+
 class SectionReturns:
     """The relevance sum and page count of each section, and the crawl's totals."""
 
@@ -52,6 +74,8 @@ class SectionReturns:
         self.most = max(1.0, float(most))
         self.sums: dict[str, float] = {}
         self.counts: dict[str, int] = {}
+        # The relevance of the fetched pages above the crawl's mean, by the section each owns.
+        self.owners: dict[str, float] = {}
         self.total = 0.0
         self.n_pages = 0
         # Sections whose lift rose by RAISE_STEP since their links were last keyed.
@@ -71,19 +95,28 @@ class SectionReturns:
         self.counts[section] = self.counts.get(section, 0) + 1
         self.total += relevance
         self.n_pages += 1
+        owned = owned_section(url) if relevance * self.n_pages > self.total else ""  # above the mean
+        if owned:
+            self.owners[owned] = relevance
+            self._raised.add(owned)
         if self.n_pages % SCAN_EVERY == 0:
             self._raised.update(self.counts)
         else:
             self._raised.add(section)
 
     def lift_of(self, section: str) -> float:
-        """How many times the crawl's mean relevance the section's pages have (shrunk toward
-        that mean by ``PRIOR_PAGES``), to the power ``SHARPNESS``, within ``[1, most]``."""
+        """How many times the crawl's mean relevance the section's pages have, to the power
+        ``SHARPNESS``, within ``[1, most]``. The section's mean is shrunk by ``PRIOR_PAGES``
+        toward what its owner page gave (itself shrunk toward the crawl's mean as one page),
+        or toward the crawl's mean when no fetched page owns it; a section with neither pages
+        nor an owner has no lift."""
         count = self.counts.get(section)
-        if not count or self.total <= 0.0:
+        owner = self.owners.get(section)
+        if (not count and owner is None) or self.total <= 0.0:
             return 1.0
         mean = self.total / self.n_pages
-        shrunk = (self.sums[section] + PRIOR_PAGES * mean) / (count + PRIOR_PAGES)
+        expected = mean if owner is None else (owner + PRIOR_PAGES * mean) / (1 + PRIOR_PAGES)
+        shrunk = (self.sums[section] + PRIOR_PAGES * expected) / (count + PRIOR_PAGES) if count else expected
         return min(self.most, max(1.0, (shrunk / mean) ** SHARPNESS))
 
     def lift(self, url: str) -> float:
@@ -104,12 +137,19 @@ class SectionReturns:
         return raised
 
     def state_dict(self) -> dict[str, Any]:
-        return {"sums": dict(self.sums), "counts": dict(self.counts), "total": self.total, "n_pages": self.n_pages}
+        return {
+            "sums": dict(self.sums),
+            "counts": dict(self.counts),
+            "owners": dict(self.owners),
+            "total": self.total,
+            "n_pages": self.n_pages,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.sums = {str(k): float(v) for k, v in state.get("sums", {}).items()}
         self.counts = {str(k): int(v) for k, v in state.get("counts", {}).items()}
+        self.owners = {str(k): float(v) for k, v in state.get("owners", {}).items()}
         self.total = float(state.get("total", 0.0))
         self.n_pages = int(state.get("n_pages", 0))
-        self._keyed = {section: self.lift_of(section) for section in self.counts}
+        self._keyed = {section: self.lift_of(section) for section in [*self.counts, *self.owners]}
         self._raised.clear()

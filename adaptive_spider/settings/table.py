@@ -232,9 +232,11 @@ SECTIONS: tuple[Section, ...] = (
                 real(1.0, 100.0),
                 (
                     "bestfirst: a queued link ranks by its prior times its section's lift: the mean relevance "
-                    "of the fetched pages of its URL's host and directory (shrunk toward the crawl's mean by "
-                    "three pages of it) over the crawl's mean, cubed, within [1, lift]. A package whose "
-                    "fetched classes were relevant brings its other classes forward (1: off)."
+                    "of the fetched pages of its URL's host and directory (shrunk by three pages toward the "
+                    "crawl's mean, or toward the relevance of the page the directory is named after: "
+                    "x/y/ after x/y.html) over the crawl's mean, cubed, within [1, lift]. A package whose "
+                    "fetched classes were relevant brings its other classes forward, a class page its "
+                    "members (1: off)."
                 ),
             ),
         ),

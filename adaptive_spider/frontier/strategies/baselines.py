@@ -90,7 +90,9 @@ class BestFirst(TierPools):
 
     A link's prior is also multiplied by its site section's lift (``ADAPTIVE_SECTION_LIFT``,
     :mod:`~adaptive_spider.frontier.sections`): a package whose fetched classes were relevant
-    brings forward its other classes, whose bare names share no word with the query. A heap
+    brings forward its other classes, whose bare names share no word with the query, and a
+    class page that was relevant brings forward the members filed in the directory named
+    after it (cppreference's ``binomial_distribution/reset.html``). A heap
     cannot raise a key in place, so a section whose lift rose has its queued links pushed again
     under a new generation, and the older items are skipped when they surface.
 
