@@ -172,10 +172,10 @@ def deadline(seconds):
 
 
 def test_a_raised_sections_old_ids_reused_by_a_retry_in_another_tier_never_stall_the_frontier():
-    """A released entry's id goes to the next link queued, and a retry comes back one priority
-    lower (another tier). A rise of the section the id was first queued in must leave the retry
-    in its own tier: it is released, and then the frontier is empty (it used to loop for ever,
-    its tier counted one entry its heap did not have)."""
+    """A released entry's id goes to the next link queued, and a redirect or a retry comes back
+    at another priority (another tier). A rise of the section the id was first queued in must
+    leave the retry in its own tier: it is released, and then the frontier is empty (it used to
+    loop for ever, its tier counting one entry its heap did not have)."""
     frontier = Frontier(
         AdaptiveConfig.from_settings({"ADAPTIVE_NEW_DOMAIN_SHARE": 0.0, "ADAPTIVE_SECTION_LIFT": 3.0}),
         DomainProfiles(),

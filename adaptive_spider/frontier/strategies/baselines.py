@@ -176,7 +176,7 @@ class BestFirst(TierPools):
                 kept: dict[int, None] = {}
                 for entry in entries:
                     # A released entry's id is reused by the next link queued, maybe in another
-                    # tier (a retry's lower priority): pushed here, its item in its own tier's
+                    # tier (a redirect's or a retry's priority): pushed here, its item in its own tier's
                     # heap would go stale uncounted, and that tier would never look empty.
                     if (
                         self._generation_of(entry)
