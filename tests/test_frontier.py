@@ -219,8 +219,9 @@ def test_a_sections_lift_is_bounded_shrunk_toward_the_crawls_mean_never_below_on
 
 def test_a_directory_named_after_a_fetched_page_starts_from_that_pages_relevance():
     """cppreference and BoostBook file a class's members in a directory named after the class's
-    page: before any member is fetched, the directory ranks by what the class's page gave. A
-    directory named after no fetched page has no lift, and its own pages outweigh its owner's."""
+    page: before any member is fetched, the directory ranks by what the class's page gave, if
+    it was relevant. A directory named after no relevant page has no lift, and its own pages
+    outweigh its owner's."""
     sections = SectionReturns(most=3.0)
     assert owned_section("http://lib.test/cpp/random/binomial.html?x=1") == "lib.test/cpp/random/binomial/"
     assert owned_section("http://lib.test/cpp/random/") == ""
@@ -228,9 +229,11 @@ def test_a_directory_named_after_a_fetched_page_starts_from_that_pages_relevance
         sections.record(f"http://other.test/misc/{i}", 0.1)
     sections.record("http://lib.test/cpp/random/binomial.html", 0.8)
     sections.record("http://lib.test/cpp/algorithm.html", 0.1)
+    sections.record("http://lib.test/cpp/multibyte.html", 0.45)  # above the mean, under the threshold
     member_lift = sections.lift("http://lib.test/cpp/random/binomial/reset.html")
     assert member_lift > 1.5
     assert sections.lift("http://lib.test/cpp/algorithm/copy.html") == 1.0  # its owner missed
+    assert sections.lift("http://lib.test/cpp/multibyte/mbtowc.html") == 1.0  # its owner was not relevant
     assert sections.lift("http://lib.test/cpp/random/normal/reset.html") == 1.0  # no owner fetched
     resumed = SectionReturns(most=3.0)
     resumed.load_state_dict(sections.state_dict())

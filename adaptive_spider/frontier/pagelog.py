@@ -47,7 +47,7 @@ class PageLog:
         self.max_children = max_children
         self.hit_at = hit_at
         #: What each site section's fetched pages were worth (``ADAPTIVE_SECTION_LIFT``).
-        self.sections = SectionReturns(section_lift)
+        self.sections = SectionReturns(section_lift, hit_at)
         self.relevance = np.zeros(capacity, dtype=np.float32)
         self.domain = np.zeros(capacity, dtype=np.int32)
         # The first outlinks of each page, kept as the next actions of its transition.

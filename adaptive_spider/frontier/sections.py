@@ -19,9 +19,10 @@ class's members under it (``numeric/random/binomial_distribution.html``, then
 ``numeric/random/binomial_distribution/reset.html``, ``param.html``...), whose bare names
 share no word with the query. Before the crawl enters such a directory, it starts from its
 owner page's relevance (shrunk toward the crawl's mean as one page), and its own pages are
-shrunk toward that rather than toward the crawl's mean. Only pages above the crawl's mean
-are kept as owners: one below could not lift a directory, and a long crawl would keep one
-entry per page.
+shrunk toward that rather than toward the crawl's mean. Only a relevant page owns its
+directory (at least ``ADAPTIVE_RELEVANT_THRESHOLD``, as sibling groups count hits): a page
+the score merely likes ("Multibyte conversions" for "multiple threads") would bring dozens
+of bare-named members to a slow host, and a long crawl would keep one entry per page.
 """
 
 from __future__ import annotations
@@ -69,12 +70,14 @@ def owned_section(url: str) -> str:
 class SectionReturns:
     """The relevance sum and page count of each section, and the crawl's totals."""
 
-    def __init__(self, most: float = 3.0) -> None:
+    def __init__(self, most: float = 3.0, hit_at: float = 0.5) -> None:
         #: The highest lift (and 1 / most the lowest); 1 turns lifts off.
         self.most = max(1.0, float(most))
+        #: The relevance from which a page's own directory starts from it (ADAPTIVE_RELEVANT_THRESHOLD).
+        self.hit_at = hit_at
         self.sums: dict[str, float] = {}
         self.counts: dict[str, int] = {}
-        # The relevance of the fetched pages above the crawl's mean, by the section each owns.
+        # The relevance of the fetched relevant pages (at least hit_at), by the section each owns.
         self.owners: dict[str, float] = {}
         self.total = 0.0
         self.n_pages = 0
@@ -95,7 +98,7 @@ class SectionReturns:
         self.counts[section] = self.counts.get(section, 0) + 1
         self.total += relevance
         self.n_pages += 1
-        owned = owned_section(url) if relevance * self.n_pages > self.total else ""  # above the mean
+        owned = owned_section(url) if relevance >= self.hit_at else ""
         if owned:
             self.owners[owned] = relevance
             self._raised.add(owned)

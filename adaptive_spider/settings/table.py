@@ -233,10 +233,10 @@ SECTIONS: tuple[Section, ...] = (
                 (
                     "bestfirst: a queued link ranks by its prior times its section's lift: the mean relevance "
                     "of the fetched pages of its URL's host and directory (shrunk by three pages toward the "
-                    "crawl's mean, or toward the relevance of the page the directory is named after: "
+                    "crawl's mean, or toward the relevance of a relevant page the directory is named after: "
                     "x/y/ after x/y.html) over the crawl's mean, cubed, within [1, lift]. A package whose "
-                    "fetched classes were relevant brings its other classes forward, a class page its "
-                    "members (1: off)."
+                    "fetched classes were relevant brings its other classes forward, a relevant class page "
+                    "its members (1: off)."
                 ),
             ),
         ),
