@@ -32,6 +32,19 @@ def add(frontier, url, *, anchor=0.0, parent_score=0.0, parent=-1, priority=0, d
     return frontier.add(request, static, domain_id, parent, 0.7 * anchor + 0.3 * parent_score)
 
 
+def lifting_frontier(section_lift):
+    """bestfirst with the section lift bounded by ``section_lift`` (1: off), lib.test and
+    other.test answered once (no probe), no new-domain share."""
+    frontier = Frontier(
+        AdaptiveConfig.from_settings({"ADAPTIVE_NEW_DOMAIN_SHARE": 0.0, "ADAPTIVE_SECTION_LIFT": section_lift}),
+        DomainProfiles(),
+        PageLog(section_lift=section_lift),
+    )
+    for host in ("lib.test", "other.test"):
+        frontier.domains.record_response(host, 200, 0.01)
+    return frontier
+
+
 def drain(frontier, n=4):
     out = []
     while True:
@@ -131,13 +144,7 @@ def test_bestfirst_brings_forward_a_section_whose_pages_were_relevant_and_lets_o
     a rise re-ranks them."""
 
     def order(section_lift):
-        frontier = Frontier(
-            AdaptiveConfig.from_settings({"ADAPTIVE_NEW_DOMAIN_SHARE": 0.0, "ADAPTIVE_SECTION_LIFT": section_lift}),
-            DomainProfiles(),
-            PageLog(section_lift=section_lift),
-        )
-        for host in ("lib.test", "other.test"):
-            frontier.domains.record_response(host, 200, 0.01)
+        frontier = lifting_frontier(section_lift)
         for i in range(3):
             add(frontier, f"http://lib.test/concurrent/Map{i}", anchor=0.3)
             add(frontier, f"http://other.test/misc/Page{i}", anchor=0.4)
@@ -176,13 +183,7 @@ def test_a_raised_sections_old_ids_reused_by_a_retry_in_another_tier_never_stall
     at another priority (another tier). A rise of the section the id was first queued in must
     leave the retry in its own tier: it is released, and then the frontier is empty (it used to
     loop for ever, its tier counting one entry its heap did not have)."""
-    frontier = Frontier(
-        AdaptiveConfig.from_settings({"ADAPTIVE_NEW_DOMAIN_SHARE": 0.0, "ADAPTIVE_SECTION_LIFT": 3.0}),
-        DomainProfiles(),
-        PageLog(section_lift=3.0),
-    )
-    for host in ("lib.test", "other.test"):
-        frontier.domains.record_response(host, 200, 0.01)
+    frontier = lifting_frontier(3.0)
     first = add(frontier, "http://lib.test/concurrent/Lock.html", anchor=0.3)
     assert [request.url for request, _ in frontier.next_batch(1)] == ["http://lib.test/concurrent/Lock.html"]
     retry = add(frontier, "http://other.test/page.html", anchor=0.3, priority=-1)
@@ -248,13 +249,7 @@ def test_bestfirst_brings_forward_the_queued_members_of_a_class_whose_page_was_r
     was fetched; its relevance re-ranks them ahead of better-worded links elsewhere."""
 
     def order(section_lift):
-        frontier = Frontier(
-            AdaptiveConfig.from_settings({"ADAPTIVE_NEW_DOMAIN_SHARE": 0.0, "ADAPTIVE_SECTION_LIFT": section_lift}),
-            DomainProfiles(),
-            PageLog(section_lift=section_lift),
-        )
-        for host in ("lib.test", "other.test"):
-            frontier.domains.record_response(host, 200, 0.01)
+        frontier = lifting_frontier(section_lift)
         for i in range(3):
             add(frontier, f"http://lib.test/random/binomial/member{i}.html", anchor=0.3)
             add(frontier, f"http://other.test/misc/page{i}.html", anchor=0.4)

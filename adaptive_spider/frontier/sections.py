@@ -73,7 +73,7 @@ class SectionReturns:
     def __init__(self, most: float = 3.0, hit_at: float = 0.5) -> None:
         #: The highest lift (and 1 / most the lowest); 1 turns lifts off.
         self.most = max(1.0, float(most))
-        #: The relevance from which a page's own directory starts from it (ADAPTIVE_RELEVANT_THRESHOLD).
+        #: The relevance from which a page owns the directory named after it (ADAPTIVE_RELEVANT_THRESHOLD).
         self.hit_at = hit_at
         self.sums: dict[str, float] = {}
         self.counts: dict[str, int] = {}
