@@ -279,6 +279,7 @@ def run_metadata(args, strategies: list[str], argv: list[str]) -> dict:
         "topics_file": args.topics,
         "labels_from": args.labels_from,
         "folder": args.folder,
+        "host": args.host if args.folder else None,
         "strategies": strategies,
         "budget": args.budget,
         "seed": args.seed,
