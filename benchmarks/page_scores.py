@@ -45,6 +45,7 @@ from benchmarks.harness.metrics import canonical_url
 from benchmarks.harness.topics import Labeler, Topic, TopicsError, load_topics
 
 EXIT_BAD_INPUT = 2
+REPO = Path(__file__).resolve().parents[1]
 
 
 def auc(scores: np.ndarray, relevant: np.ndarray) -> float | None:
@@ -178,6 +179,15 @@ def _run_metadata(run: Path) -> dict[str, Any]:
         raise BadInput(f"{run}: not a harness output folder ({error})") from None
 
 
+def _topics_file(meta: dict[str, Any]) -> str:
+    """The run's topics file: as the harness was given it, or, a relative path that is not there
+    from here, from the repository's root (where the README's commands run)."""
+    path = Path(meta["topics_file"])
+    if not path.is_absolute() and not path.exists() and (REPO / path).exists():
+        path = REPO / path
+    return str(path)
+
+
 def _settings(meta: dict[str, Any], pairs: list[str]) -> dict[str, Any]:
     settings: dict[str, Any] = dict(meta.get("settings") or {})
     for pair in pairs:
@@ -202,21 +212,22 @@ def main(argv: list[str] | None = None) -> int:
         web_args = argparse.Namespace(
             folder=meta.get("folder"), host=meta.get("host") or "site.test", web=meta.get("web", "small")
         )
-        topics = {topic.id: topic for topic in load_topics(meta["topics_file"])}
+        topics_file = _topics_file(meta)
+        topics = {topic.id: topic for topic in load_topics(topics_file)}
         if not meta.get("keywords"):
             topics = {key: dataclasses.replace(topic, keywords=()) for key, topic in topics.items()}
         crawled = {}
         for path in traces:
             topic_id = next((t for t in sorted(topics, key=len, reverse=True) if path.stem.startswith(t + "-")), None)
             if topic_id is None:
-                raise BadInput(f"{path.name}: no topic of {meta['topics_file']} it belongs to")
+                raise BadInput(f"{path.name}: no topic of {topics_file} it belongs to")
             crawled[path] = topics[topic_id]
         chosen = list({topic.id: topic for topic in crawled.values()}.values())
         labeler = Labeler(load_web(web_args))
         if args.labels or meta.get("labels_from") == "file":
-            labels = labels_from_file(labeler, chosen, args.labels, meta["topics_file"])
+            labels = labels_from_file(labeler, chosen, args.labels, topics_file)
         else:
-            labels = compute_labels(labeler, chosen, None, meta["topics_file"])
+            labels = compute_labels(labeler, chosen, None, topics_file)
         settings = _settings(meta, args.set)
         rows = []
         for path, topic in crawled.items():
