@@ -49,33 +49,23 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def auc(scores: np.ndarray, relevant: np.ndarray) -> float | None:
-    """The Mann-Whitney AUC of ``scores`` for the ``relevant`` mask, ties counted half (None
-    when either class is empty)."""
-    scores = np.asarray(scores, dtype=np.float64)
+    """The ROC AUC of ``scores`` for the ``relevant`` mask (ties count half; None when either class is empty)."""
+    from sklearn.metrics import roc_auc_score
+
     relevant = np.asarray(relevant, dtype=bool)
-    n_relevant, n_other = int(relevant.sum()), int((~relevant).sum())
-    if not n_relevant or not n_other:
+    if relevant.all() or not relevant.any():
         return None
-    order = np.argsort(scores, kind="mergesort")
-    sorted_scores = scores[order]
-    ranks = np.empty(len(scores), dtype=np.float64)
-    # Tied scores share the mean of their ranks.
-    starts = np.flatnonzero(np.r_[True, sorted_scores[1:] != sorted_scores[:-1]])
-    ends = np.r_[starts[1:], len(scores)]
-    for start, end in zip(starts, ends):
-        ranks[order[start:end]] = (start + 1 + end) / 2.0
-    return float((ranks[relevant].sum() - n_relevant * (n_relevant + 1) / 2.0) / (n_relevant * n_other))
+    return float(roc_auc_score(relevant, scores))
 
 
 def average_precision(scores: np.ndarray, relevant: np.ndarray) -> float | None:
-    """The mean of the precision at each relevant page, pages sorted by score (highest first,
-    ties in fetch order); None without a relevant page."""
+    """The average precision of the pages sorted by score (None without a relevant page)."""
+    from sklearn.metrics import average_precision_score
+
     relevant = np.asarray(relevant, dtype=bool)
     if not relevant.any():
         return None
-    hits = relevant[np.argsort(-np.asarray(scores, dtype=np.float64), kind="mergesort")]
-    precision = np.cumsum(hits) / np.arange(1, len(hits) + 1)
-    return float(precision[hits].mean())
+    return float(average_precision_score(relevant, scores))
 
 
 @dataclass
