@@ -339,7 +339,7 @@ class Frontier:
     def section_lift(self, entry: int) -> float:
         """What the fetched pages of an entry's site section were worth, against the crawl's
         mean (:meth:`~adaptive_spider.frontier.sections.SectionReturns.lift`; 1 when off)."""
-        return self.pages.sections.lift(self.store.requests[entry].url)
+        return self.pages.sections.lift(self.store.requests.url(entry))
 
     def take_raised_sections(self) -> list[str]:
         """Sections whose lift rose notably since their entries were last ranked."""
@@ -359,10 +359,10 @@ class Frontier:
         return self.store.tokens[entries]
 
     def url_of(self, entry: int) -> str:
-        return self.store.requests[entry].url
+        return self.store.requests.url(entry)
 
     def tier_of(self, entry: int) -> int:
-        return int(self.store.requests[entry].priority)
+        return self.store.requests.priority(entry)
 
     def parent_of(self, entry: int) -> int:
         return int(self.store.parent[entry])
@@ -509,7 +509,7 @@ class Frontier:
                 continue
             heapq.heappop(self.young_links[domain_id])
             entry = best[3]
-            tier = int(self.store.requests[entry].priority)
+            tier = self.store.requests.priority(entry)
             if tier == top:
                 found.append((tier, entry))
             following = self._young_top(domain_id)

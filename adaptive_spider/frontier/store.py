@@ -165,6 +165,17 @@ class RequestSlots:
     def grow(self, extra: int) -> None:
         self._items.extend([None] * extra)
 
+    def url(self, entry: int) -> str:
+        """The URL of a queued request, without rebuilding it (a strategy ranks by it often)."""
+        return self._items[entry].url
+
+    def priority(self, entry: int) -> int:
+        """The priority of a queued request, without rebuilding it."""
+        item = self._items[entry]
+        if type(item) is PackedRequest:
+            return int(item.others.get("priority", 0)) if item.others else 0
+        return int(item.priority)
+
     def url_and_meta(self, entry: int) -> tuple[str, dict[str, Any]]:
         """The URL and meta of a queued request, without rebuilding it."""
         item = self._items[entry]
