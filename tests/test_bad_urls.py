@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 
-from adaptive_spider.crawl.canonical import has_valid_host
+from adaptive_spider.crawl.canonical import has_valid_host, parts_have_valid_host
 from benchmarks import localsite
 from spiders.focused import FocusedSpider
 from tests.conftest import crawl_test, project_settings, run_crawl
@@ -42,6 +44,25 @@ def test_placeholder_and_malformed_hosts_are_invalid(url):
 )
 def test_real_hosts_and_other_schemes_are_kept(url):
     assert has_valid_host(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://hub.test?q=http://<servername",
+        "http://<servername#http://hub.test/",
+        "HTTP://Hub.Test/a",
+        "https://hub.test:80x/",
+        "http://hub.test/redirect?to=http://<x>",
+        "http://user@hub.test:8080#frag",
+        "ftp://<servername/",
+        "http:/hub.test/",
+    ],
+)
+def test_the_authority_decides_as_a_full_parse_does(url):
+    # Each scheme and authority is judged once; the rest of the URL must not change the answer.
+    assert has_valid_host(url) == parts_have_valid_host(urlsplit(url))
+    assert has_valid_host(url) == has_valid_host(url)  # the remembered answer is the same
 
 
 # -- in a real crawl ---------------------------------------------------------------------------

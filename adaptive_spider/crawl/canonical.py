@@ -22,6 +22,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import AsyncIterator, Iterable
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import ParseResult, SplitResult, parse_qsl, urlsplit, urlunsplit
 
@@ -50,11 +51,26 @@ def has_valid_host(url: str) -> bool:
     ``http://%3Cusername%3E@<servername``: Scrapy would try each (and retry it) and
     never reach anything. Other schemes are left to Scrapy's download handlers.
     """
-    return parts_have_valid_host(urlsplit(url))
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.lower() not in ("http", "https"):
+        return parts_have_valid_host(urlsplit(url))
+    # Only the scheme and the authority count, and a crawl's links name few hosts: each
+    # authority is judged once (the scheduler asks for every link it is given).
+    end = len(rest)
+    for delimiter in "/?#":  # where urlsplit ends the authority
+        at = rest.find(delimiter, 0, end)
+        if at != -1:
+            end = at
+    return _authority_has_valid_host(url[: len(scheme) + 3 + end])
+
+
+@lru_cache(maxsize=4096)
+def _authority_has_valid_host(scheme_and_authority: str) -> bool:
+    return parts_have_valid_host(urlsplit(scheme_and_authority))
 
 
 def parts_have_valid_host(parts: SplitResult | ParseResult) -> bool:
-    """:func:`has_valid_host` of a parsed URL (``urlparse_cached(request)`` costs nothing more)."""
+    """:func:`has_valid_host` of a parsed URL."""
     if parts.scheme not in ("http", "https"):
         return True
     try:

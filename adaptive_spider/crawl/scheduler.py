@@ -26,12 +26,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from scrapy.core.scheduler import BaseScheduler
-from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy.utils.request import request_from_dict
 
-from adaptive_spider.crawl.canonical import parts_have_valid_host
+from adaptive_spider.crawl.canonical import has_valid_host
 from adaptive_spider.crawl.engine_internals import requests_in_progress
 from adaptive_spider.crawl.jobdir import JobDirQueue, request_to_dict, snapshot_items
 from adaptive_spider.crawl.state import DECISION_KEY, PARENT_KEY, CrawlState, request_domain
@@ -230,7 +229,7 @@ class AdaptiveScheduler(BaseScheduler):
     def _is_malformed(self, request: Request) -> bool:
         """A link whose host cannot exist (a placeholder such as ``http://<servername``) is
         dropped here, counted, and never reaches the dupefilter or the downloader."""
-        if parts_have_valid_host(urlparse_cached(request)):
+        if has_valid_host(request.url):
             return False
         self.counts.inc("filtered/malformed_url")
         return True
