@@ -27,7 +27,7 @@ from adaptive_spider.sufficiency.metrics import (
 )
 from adaptive_spider.sufficiency.offline import evaluate_knowledge_base, read_knowledge_base
 from adaptive_spider.sufficiency.pages import KnowledgePage, is_page_item
-from adaptive_spider.sufficiency.simhash import hamming, simhash, simhash_words
+from adaptive_spider.sufficiency.simhash import hamming, simhash, simhash_words, word_hashes
 
 WORDS = "the river boat carried grain along quiet banks while herons watched from reeds near old mills".split()
 
@@ -109,8 +109,10 @@ def test_simhash_words_are_the_ascii_letter_and_digit_runs_of_the_lowercased_tex
     expected = re.findall("[a-z0-9]+", text.lower())
     assert [word.decode() for word in simhash_words(text)] == expected
     assert "kelvin" in expected and "stra" in expected
-    codes = {}
-    assert simhash(text, codes) == simhash(text) and set(codes) == {w.encode() for w in expected}
+    # The fingerprint reads those words and nothing else: the words alone give the same one.
+    assert simhash(text) == simhash(" ".join(expected)) != simhash(" ".join(reversed(expected)))
+    hashes = word_hashes("river boat river")
+    assert hashes[0] == hashes[2] != hashes[1]  # a word hashes alike wherever it stands
 
 
 def test_page_items_are_recognised():

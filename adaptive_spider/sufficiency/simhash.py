@@ -5,14 +5,13 @@ another date, navigation or session id) do not. A 64-bit SimHash of a page's wor
 pairs differs in a few bits between such pages, and :class:`NearDuplicateIndex`
 finds an earlier fingerprint within :data:`SIMHASH_DISTANCE` bits in a few dict
 look-ups, whatever the number of pages. Fingerprints are deterministic across
-processes (CRC-32 and SplitMix64, no salted ``hash()``), so a resumed crawl keeps
-recognising the pages of the run before.
+processes (a polynomial hash of each word and SplitMix64, no salted ``hash()``), so a
+resumed crawl keeps recognising the pages of the run before.
 """
 
 from __future__ import annotations
 
 import string
-import zlib
 
 import numpy as np
 
@@ -26,10 +25,27 @@ SIMHASH_MAX_CHARS = 16000
 SIMHASH_DISTANCE = 3
 BANDS = 4  # 4 bands of 16 bits: any pair within 3 bits shares a band exactly
 _BAND_BITS = SIMHASH_BITS // BANDS
-#: Words whose CRC-32 the index keeps between pages before it starts afresh.
-_WORD_CODES_KEPT = 200_000
 #: bytes.translate table: ASCII letters and digits stay, every other byte becomes a space.
 _WORD_BYTES = bytes(byte if chr(byte) in string.ascii_lowercase + string.digits else 0x20 for byte in range(256))
+_SPACE = 0x20
+#: A word's hash is the sum of its bytes times powers of this odd number, modulo 2**64
+#: (numpy's uint64 wraps): the words of a page hash in a few array passes, without a
+#: Python object per word. Odd, so it has an inverse modulo 2**64.
+_BASE = 0x100000001B3
+
+
+def _powers(base: int, n: int) -> np.ndarray:
+    """``base**i`` modulo 2**64 for ``i < n`` (uint64 products wrap)."""
+    powers = np.full(n, base, dtype=np.uint64)
+    powers[0] = 1
+    return np.cumprod(powers, dtype=np.uint64)
+
+
+# Lowercasing may lengthen a text ("İ" becomes two characters): room for twice the characters read.
+_POWERS = _powers(_BASE, 2 * SIMHASH_MAX_CHARS + 1)
+_INVERSE_POWERS = _powers(pow(_BASE, -1, 1 << 64), 2 * SIMHASH_MAX_CHARS + 1)
+#: Multiplies a pair's first word, so that the pair (a, b) hashes unlike (b, a).
+_PAIR_FACTOR = np.uint64(0x9E3779B97F4A7C15)
 
 
 def _mix64(x: np.ndarray) -> np.ndarray:
@@ -51,26 +67,39 @@ def simhash_words(text: str) -> list[bytes]:
     return ascii_text.translate(_WORD_BYTES).split()
 
 
-def simhash(text: str, codes: dict[bytes, int] | None = None) -> int:
+def word_hashes(text: str) -> np.ndarray:
+    """A 64-bit hash of each of :func:`simhash_words`, in order (uint64), from array passes.
+
+    With ``c`` the text's bytes, ``w`` the base and ``P[k]`` the sum of ``c[i] * w**i`` for
+    ``i < k``, a word at ``[start, end)`` hashes to ``(P[end] - P[start]) * w**-start``: the same
+    number wherever the word stands.
+    """
+    data = text[:SIMHASH_MAX_CHARS].lower().encode("ascii", "replace").translate(_WORD_BYTES)
+    chars = np.frombuffer(data, dtype=np.uint8)[: len(_POWERS) - 1]
+    in_word = np.zeros(len(chars) + 2, dtype=np.int8)
+    in_word[1:-1] = chars != _SPACE
+    edges = np.diff(in_word)
+    starts = np.flatnonzero(edges == 1)
+    ends = np.flatnonzero(edges == -1)
+    prefix = np.zeros(len(chars) + 1, dtype=np.uint64)
+    np.cumsum(chars * _POWERS[: len(chars)], out=prefix[1:])
+    return (prefix[ends] - prefix[starts]) * _INVERSE_POWERS[starts]
+
+
+def simhash(text: str) -> int:
     """64-bit SimHash of the set of word pairs of a text (deterministic across processes).
 
     Word pairs, not single words: pages of one site share most of their
-    vocabulary (navigation, boilerplate) but not their sentences. ``codes``, a
-    dict kept by the caller, caches each word's CRC-32 across pages (the caller
-    bounds its size). Only the first :data:`SIMHASH_MAX_CHARS` characters count. On long
-    texts only the pairs whose hash ends in two zero bits vote: the same pairs
-    on every page (consistent sampling), so near-duplicates still agree.
+    vocabulary (navigation, boilerplate) but not their sentences. Only the first
+    :data:`SIMHASH_MAX_CHARS` characters count. On long texts only the pairs whose
+    hash ends in two zero bits vote: the same pairs on every page (consistent
+    sampling), so near-duplicates still agree.
     """
-    words = simhash_words(text)
-    if not words:
+    values = word_hashes(text)
+    if not len(values):
         return 0
-    if codes is None:
-        codes = {}
-    missing = set(words).difference(codes)
-    if missing:
-        codes.update(zip(missing, map(zlib.crc32, missing)))
-    values = np.fromiter(map(codes.__getitem__, words), dtype=np.uint64, count=len(words))
-    pairs = (values[:-1] << np.uint64(32)) | values[1:] if len(values) > 1 else values
+    values = _mix64(values)
+    pairs = (values[:-1] * _PAIR_FACTOR) ^ values[1:] if len(values) > 1 else values
     hashes = _mix64(pairs)
     if len(hashes) > SIMHASH_FULL_PAIRS:
         hashes = hashes[(hashes & np.uint64(3)) == 0]
@@ -97,14 +126,10 @@ class NearDuplicateIndex:
 
     def __init__(self) -> None:
         self.bands: list[dict[int, list[int]]] = [{} for _ in range(BANDS)]
-        # Each word's CRC-32, shared by all texts (a cache: not part of the state).
-        self._word_codes: dict[bytes, int] = {}
 
     def add(self, text: str) -> bool:
         """Whether a text is a near-duplicate of one added before; remembers it either way."""
-        if len(self._word_codes) > _WORD_CODES_KEPT:
-            self._word_codes.clear()
-        fingerprint = simhash(text, self._word_codes)
+        fingerprint = simhash(text)
         candidates: set[int] = set()
         for band, table in enumerate(self.bands):
             key = (fingerprint >> (band * _BAND_BITS)) & ((1 << _BAND_BITS) - 1)
