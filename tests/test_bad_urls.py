@@ -89,3 +89,65 @@ async def test_placeholder_links_are_dropped_at_enqueue_and_reported(placeholder
     assert stats["adaptive/filtered/malformed_url"] == 2
     assert not stats.get("downloader/exception_count")  # nothing was tried, so nothing failed
     assert stats["adaptive/report/links/rules/malformed_url"] == 2  # the crawl report's row
+
+
+# -- a host that cannot be connected to --------------------------------------------------------
+LOCAL_PAGES = 25
+
+
+def local_page(n: int) -> bytes:
+    """Local page ``n`` links the next five (a frontier with other work while a host is
+    probed); page 3 links a host that is down too: port 1 here refuses connections."""
+    links = "".join(f'<a href="/local-{m}.html">widgets {m}</a> ' for m in range(n + 1, min(n + 6, LOCAL_PAGES)))
+    if n == 3:
+        links += "".join(f'<a href="http://localhost:1/widgets-{i}.html">widgets {i}</a> ' for i in range(8))
+    return f"<html><head><title>Widgets {n}</title></head><body><h1>Widgets {n}</h1><p>{links}</p></body></html>".encode()
+
+
+@pytest.fixture
+def down_host_site():
+    def page(host, path):
+        if path.startswith("/local-"):
+            return 200, local_page(int(path[len("/local-") :].split(".")[0]))
+        return 200, b'<html><body><h1>Widgets</h1><a href="/local-0.html">widgets</a></body></html>'
+
+    server, url = localsite.serve(page)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def refusals(stats: dict) -> tuple[int, int]:
+    """Refused connections of downloads (robots.txt's included) and of robots.txt, by the
+    exception's name (Scrapy's or Twisted's)."""
+
+    def count(prefix: str) -> int:
+        return sum(v for k, v in stats.items() if k.startswith(prefix) and "ConnectionRefusedError" in k)
+
+    return count("downloader/exception_type_count/"), count("robotstxt/exception_count/")
+
+
+def local_site_crawled(result, url: str) -> bool:
+    pages = {url} | {f"{url}local-{n}.html" for n in range(LOCAL_PAGES)}
+    return pages <= set(result.fetched)
+
+
+@crawl_test
+async def test_a_host_whose_robots_txt_refuses_connections_gets_no_page_request(down_host_site):
+    # The default profile retries once: robots.txt is refused twice, and the host's page
+    # requests, released while it was fetched, are not sent.
+    result = await run_crawl(FocusedSpider, project_settings(ROBOTSTXT_OBEY=True), query="widgets", start_urls=down_host_site)
+    stats = result.stats
+    downloads_refused, robots_refused = refusals(stats)
+    assert robots_refused == 1 and downloads_refused == 2  # robots.txt and its retry
+    assert stats["adaptive/filtered/unreachable"] == 8
+    assert local_site_crawled(result, down_host_site)
+
+
+@crawl_test
+async def test_a_host_that_refuses_connections_is_tried_with_the_rule_off(down_host_site):
+    settings = project_settings(ROBOTSTXT_OBEY=True, ADAPTIVE_UNREACHABLE_FAILURES=0)
+    result = await run_crawl(FocusedSpider, settings, query="widgets", start_urls=down_host_site)
+    downloads_refused, robots_refused = refusals(result.stats)
+    assert robots_refused == 1 and downloads_refused > 2  # its pages were sent, and refused
+    assert not result.stats.get("adaptive/filtered/unreachable")

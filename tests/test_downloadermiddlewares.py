@@ -54,3 +54,48 @@ def test_robots_txt_and_ignored_requests_say_nothing_of_the_domain():
     # The domain's first page is still to come: the frontier keeps waiting for its probe.
     domains.record_release(domains.id_of("a.test"))
     assert domains.is_untried(domains.id_of("a.test"))
+
+
+def test_a_host_that_cannot_be_connected_to_is_unreachable_and_its_requests_are_not_sent():
+    from scrapy.core.downloader.handlers.http11 import TunnelError
+    from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError, DownloadTimeoutError
+
+    mw, domains = middleware()
+    robots = Request("http://down.test/robots.txt", meta={"dont_obey_robotstxt": True})
+    mw.process_exception(robots, DownloadConnectionRefusedError("refused"))
+    down = domains.get("down.test")
+    assert (down.attempts, down.unreachable) == (0, 1)  # robots.txt is no attempt of a page, but it counts here
+    page = Request("http://down.test/page")
+    mw.process_request(page)  # one refusal is not enough: sent
+    mw.process_exception(page, TunnelError("the proxy refused the tunnel"))
+    assert domains.is_unreachable(domains.id_of("down.test"), 2)
+    with pytest.raises(IgnoreRequest):
+        mw.process_request(Request("http://down.test/other"))
+    # A timeout is no failure to connect, and a host that answered once is reachable.
+    mw.process_exception(Request("http://slow.test/"), DownloadTimeoutError("took too long"))
+    mw.process_exception(Request("http://slow.test/"), DownloadTimeoutError("took too long"))
+    assert domains.get("slow.test").unreachable == 0
+    ok = Request("http://flaky.test/a")
+    mw.process_response(ok, Response(ok.url, status=404, request=ok))
+    for _ in range(3):
+        mw.process_exception(Request("http://flaky.test/b"), CannotResolveHostError("no such host"))
+    assert domains.get("flaky.test").dns_failures == 3  # Scrapy 2.19's own exception for DNS failures
+    assert not domains.is_unreachable(domains.id_of("flaky.test"), 2)
+    mw.process_request(Request("http://flaky.test/c"))  # sent
+
+
+def test_a_domain_profile_pickled_before_unreachable_existed_loads():
+    import pickle
+
+    from adaptive_spider.frontier.domains import DomainProfile
+
+    profile = DomainProfile("a.test")
+    profile.attempts = 3
+    state = profile.__reduce_ex__(2)
+    slots = dict(state[2][1])
+    del slots["unreachable"]
+    old = pickle.loads(pickle.dumps(profile))  # the ordinary round trip
+    assert old.unreachable == 0 and old.attempts == 3
+    restored = DomainProfile.__new__(DomainProfile)
+    restored.__setstate__((None, slots))
+    assert (restored.attempts, restored.unreachable) == (3, 0)

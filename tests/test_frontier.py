@@ -9,13 +9,13 @@ import pytest
 from scrapy import Request
 
 from adaptive_spider.frontier import features
-from adaptive_spider.settings.config import AdaptiveConfig
 from adaptive_spider.frontier.domains import DomainLoad, DomainProfiles
 from adaptive_spider.frontier.frontier import Frontier
 from adaptive_spider.frontier.learn.qnet import DoubleDQN, QNetwork
 from adaptive_spider.frontier.learn.tree import LeafPartition
 from adaptive_spider.frontier.pagelog import PageLog
 from adaptive_spider.frontier.sections import SectionReturns, owned_section, section_of
+from adaptive_spider.settings.config import AdaptiveConfig
 
 
 def make_frontier(**settings):
@@ -906,3 +906,16 @@ def test_a_table_of_contents_whose_links_all_missed_gives_way_as_a_whole_more_sl
     assert pages.misses(chapters[0]) == pytest.approx(1 + 0.25 * 7)
     pages.add(domain_id=0, relevance=0.9, group_id=chapters[1])  # a hit: the page's other chapters
     assert pages.misses(chapters[8]) == 0 and pages.misses(chapters[0]) == 1  # only their own misses
+
+
+def test_unreachable_domain_is_dropped_at_release():
+    frontier = make_frontier(strategy="bfs", unreachable_failures=2)
+    for i in range(3):
+        add(frontier, f"http://down.test/{i}")
+    add(frontier, "http://fine.test/0")
+    frontier.domains.record_unreachable("down.test")  # its robots.txt could not be fetched
+    first = frontier.next_batch(1)  # one failure to connect is not enough
+    assert [r.url for r, _ in first] == ["http://down.test/0"]
+    frontier.domains.record_failure("down.test", unreachable=True)
+    assert [r.url for r, _ in drain(frontier, 10)] == ["http://fine.test/0"]
+    assert frontier.filtered["unreachable"] == 2

@@ -2,7 +2,9 @@
 
 It records, per domain, the latency Scrapy measured (``download_latency``), the
 status of every response and every failure (exceptions, 5xx, DNS errors). robots.txt fetches
-are left out. The frontier reads these profiles as features and as filters (slow, unreliable).
+are left out, except a failure to connect at all: robots.txt is on the same host and port as
+the pages, so it says the pages cannot be reached either. The frontier reads these profiles
+as features and as filters (slow, unreliable, unreachable).
 A fetch that gives no page (an error status or an exception) is also a reward
 of 0 for the decision that released it.
 
@@ -14,8 +16,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy.exceptions import IgnoreRequest
-from twisted.internet.error import DNSLookupError
+from scrapy.core.downloader.handlers.http11 import TunnelError
+from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError, IgnoreRequest
+from twisted.internet.error import ConnectionRefusedError, DNSLookupError, NoRouteError
 
 from adaptive_spider.crawl.state import CrawlState, domain_of, request_domain
 
@@ -35,6 +38,19 @@ class DomainProfileMiddleware:
     def from_crawler(cls, crawler: Crawler) -> DomainProfileMiddleware:
         return cls(CrawlState.of(crawler))
 
+    def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        """A request released before its host was found unreachable (waiting for robots.txt,
+        or in the downloader's queue) is not sent: it would fail as the others did."""
+        if _is_robots_txt(request):
+            return None
+        domains, domain = self.state.domains, request_domain(request)
+        domain_id = domains.ids.get(domain)
+        if domain_id is not None and domains.is_unreachable(domain_id, self.state.config.unreachable_failures):
+            self.state.inc_stat("filtered/unreachable")
+            self.state.reward_nothing(request)
+            raise IgnoreRequest(f"{domain} could not be connected to")
+        return None
+
     def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
         if _is_robots_txt(request):
             return response
@@ -47,14 +63,34 @@ class DomainProfileMiddleware:
         return response
 
     def process_exception(self, request: Request, exception: Exception, spider: Spider | None = None) -> None:
-        if isinstance(exception, IgnoreRequest) or _is_robots_txt(request):
+        if isinstance(exception, IgnoreRequest):
             # Dropped before download (robots.txt, offsite...): not the domain's failure.
             return None
-        dns = isinstance(exception, DNSLookupError)
-        self.state.domains.record_failure(request_domain(request), dns=dns)
+        unreachable = isinstance(exception, CONNECTION_FAILURES)
+        if _is_robots_txt(request):
+            if unreachable:
+                self.state.domains.record_unreachable(request_domain(request))
+            return None
+        dns = isinstance(exception, DNS_FAILURES)
+        self.state.domains.record_failure(request_domain(request), dns=dns, unreachable=unreachable)
         self.state.inc_stat("download_failures/dns" if dns else "download_failures/other")
         self.state.reward_nothing(request)
         return None
+
+
+#: A host name that does not resolve: Scrapy 2.19's download handlers raise their own
+#: exception for it, other handlers (and earlier releases) Twisted's.
+DNS_FAILURES = (CannotResolveHostError, DNSLookupError)
+#: Failures to connect at all, before any answer: the host's name does not resolve, it
+#: refuses the connection or has no route, or the proxy refuses the tunnel to it. A timeout
+#: is not one: a slow host may answer the next time.
+CONNECTION_FAILURES = (
+    *DNS_FAILURES,
+    DownloadConnectionRefusedError,
+    ConnectionRefusedError,
+    NoRouteError,
+    TunnelError,
+)
 
 
 def _is_robots_txt(request: Request) -> bool:

@@ -68,6 +68,7 @@ RULE_STATS = {
     "adaptive/filtered/domain_cap": "domain_cap",
     "adaptive/filtered/unreliable": "unreliable_domain",
     "adaptive/filtered/dead_domain": "dead_domain",
+    "adaptive/filtered/unreachable": "unreachable_host",
     "adaptive/filtered/malformed_url": "malformed_url",
 }
 #: Of those, the ones dropped before the scheduler (so not counted as scheduled).

@@ -41,7 +41,7 @@ class _Stateful(Protocol):
 
 
 #: Domain profile counters summed over workers (integers and floats).
-PROFILE_COUNTS = ("attempts", "failures", "dns_failures", "pages", "released")
+PROFILE_COUNTS = ("attempts", "failures", "dns_failures", "unreachable", "pages", "released")
 PROFILE_SUMS = ("relevance_sum",)
 _STATUS = "status:"
 

@@ -7,6 +7,9 @@ timeouts, DNS failures and 5xx/429 answers, each attempt counted (Scrapy's retri
 attempts too, so a host that fails transiently and then answers stays healthy). A 404 or
 403 says a page is missing, not that the host is down: it is kept in the statuses (the
 crawl report shows it) and is a reward of 0 for the learner, but it is no failure.
+A host that could not even be connected to (its name does not resolve, it refuses the
+connection, the proxy refuses the tunnel), on its robots.txt or a page, and never answered,
+is *unreachable*: the links still queued for it are dropped, instead of each failing in turn.
 
 The frontier reads the profiles as features of every queued URL (kept in numpy columns
 so a batch of URLs reads them at once) and as filters before a request is released
@@ -43,6 +46,7 @@ class DomainProfile:
         "attempts",
         "failures",
         "dns_failures",
+        "unreachable",
         "statuses",
         "latencies",
         "pages",
@@ -55,11 +59,20 @@ class DomainProfile:
         self.attempts = 0
         self.failures = 0
         self.dns_failures = 0
+        #: Connections to the host that failed before any answer (robots.txt's included).
+        self.unreachable = 0
         self.statuses: Counter = Counter()
         self.latencies: deque = deque(maxlen=LATENCY_WINDOW)
         self.pages = 0
         self.relevance_sum = 0.0
         self.released = 0
+
+    def __setstate__(self, state: tuple | dict) -> None:
+        # A profile pickled before ``unreachable`` existed (a JOBDIR of an earlier release).
+        self.unreachable = 0
+        slots = state[1] if isinstance(state, tuple) else state
+        for name, value in (slots or {}).items():
+            setattr(self, name, value)
 
     @property
     def failure_rate(self) -> float:
@@ -79,6 +92,7 @@ class DomainProfile:
             "attempts": self.attempts,
             "failures": self.failures,
             "dns_failures": self.dns_failures,
+            "unreachable": self.unreachable,
             "failure_rate": round(self.failure_rate, 4),
             "median_latency_ms": round(self.median_latency_ms, 1),
             "statuses": dict(self.statuses),
@@ -150,13 +164,19 @@ class DomainProfiles:
             profile.latencies.append(float(latency))
         self._refresh(domain_id)
 
-    def record_failure(self, domain: str, *, dns: bool = False) -> None:
+    def record_failure(self, domain: str, *, dns: bool = False, unreachable: bool = False) -> None:
+        """A request that got no answer; ``unreachable``: not even a connection (``dns`` is one)."""
         domain_id = self.id_of(domain)
         profile = self.profiles[domain_id]
         profile.attempts += 1
         profile.failures += 1
         profile.dns_failures += int(dns)
+        profile.unreachable += int(unreachable or dns)
         self._refresh(domain_id)
+
+    def record_unreachable(self, domain: str) -> None:
+        """A connection to the domain failed outside its pages (its robots.txt): no attempt of a page."""
+        self.profiles[self.id_of(domain)].unreachable += 1
 
     def record_relevance(self, domain: str, relevance: float) -> None:
         domain_id = self.id_of(domain)
@@ -194,6 +214,12 @@ class DomainProfiles:
         if not min_attempts or profile.attempts < min_attempts:
             return False
         return not self.has_served(domain_id)
+
+    def is_unreachable(self, domain_id: int, min_failures: int) -> bool:
+        """Whether ``min_failures`` connections to the domain failed and it never answered a
+        request (0: never): the links still queued for it would fail the same way."""
+        profile = self.profiles[domain_id]
+        return bool(min_failures) and profile.unreachable >= min_failures and not profile.statuses
 
     def has_served(self, domain_id: int) -> bool:
         """Whether any answer of the domain served a page (2xx or a redirect)."""

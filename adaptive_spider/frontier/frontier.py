@@ -591,7 +591,7 @@ class Frontier:
         return False
 
     def _filter_by_domain(self, tier: int, choice: Choice, accepted: list) -> None:
-        """Accept a chosen entry, or drop it (capped, unreliable or dead domain), defer it (slow
+        """Accept a chosen entry, or drop it (capped, unreliable, dead or unreachable domain), defer it (slow
         domain) or let it wait for its domain's probe (never-fetched domain)."""
         domain_id = int(self.store.domain[choice.entry])
         reason = self._drop_reason(domain_id)
@@ -683,6 +683,8 @@ class Frontier:
             return "unreliable"
         if self.domains.is_dead(domain_id, config.dead_domain_answers):
             return "dead_domain"
+        if self.domains.is_unreachable(domain_id, config.unreachable_failures):
+            return "unreachable"
         return None
 
     def _drop(self, tier: int, entry: int, reason: str) -> None:

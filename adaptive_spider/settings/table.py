@@ -422,6 +422,16 @@ SECTIONS: tuple[Section, ...] = (
                     "5xx, or no answer) are skipped: the site is gone or its links into it are wrong (0: never)."
                 ),
             ),
+            (
+                "ADAPTIVE_UNREACHABLE_FAILURES",
+                2,
+                integer(0),
+                (
+                    "Domains that could not be connected to this many times (the name does not resolve, the "
+                    "connection or the proxy's tunnel is refused; robots.txt's fetch counts) without ever "
+                    "answering are skipped: their queued links would fail the same way (0: never)."
+                ),
+            ),
             ("ADAPTIVE_DOMAIN_MAX_PAGES", 0, integer(0), "Most pages fetched per domain (0: no cap)."),
             (
                 "ADAPTIVE_NEW_DOMAIN_SHARE",
