@@ -48,8 +48,10 @@ class CrawlOptions:
     def for_topic(self, topic_id: str) -> CrawlOptions:
         """These options with ``{topic}`` in a setting's value replaced by the topic's id
         (a training file per topic, say)."""
-        extra = {name: value.replace("{topic}", topic_id) if isinstance(value, str) else value
-                 for name, value in self.extra.items()}
+        extra = {
+            name: value.replace("{topic}", topic_id) if isinstance(value, str) else value
+            for name, value in self.extra.items()
+        }
         return CrawlOptions(self.budget, self.seed, self.order, self.window, extra)
 
 
@@ -137,8 +139,24 @@ class FetchRecorder:
         self.run.finish_reason = reason
         terms = self.crawler.stats.get_value("adaptive/expansion/terms") or ""
         self.run.learned = terms  # results.json: query_learned of each run
+        self.run.failed = failed_requests(self.crawler.stats.get_stats())
         if terms:  # what the query learned, beside the progress lines (the crawl logs at WARNING)
             print(f"{self.run.topic} {self.run.strategy}: query expansion {terms}", flush=True)
+
+
+def failed_requests(stats: dict) -> dict:
+    """What a crawl sent that gave no page, to its end (requests in flight at the budget included):
+    ``download_errors`` (exceptions, robots.txt fetches included, not requests ignored before
+    download), ``robots_txt_errors``, ``hosts_tried`` (robots.txt fetches: one per host when the
+    crawl obeys robots.txt) and ``unreachable_dropped`` (links to hosts found unreachable, dropped
+    untried: ``ADAPTIVE_UNREACHABLE_FAILURES``)."""
+    ignored = stats.get("downloader/exception_type_count/scrapy.exceptions.IgnoreRequest", 0)
+    return {
+        "download_errors": stats.get("downloader/exception_count", 0) - ignored,
+        "robots_txt_errors": sum(v for k, v in stats.items() if k.startswith("robotstxt/exception_count/")),
+        "hosts_tried": stats.get("robotstxt/request_count", 0),
+        "unreachable_dropped": stats.get("adaptive/filtered/unreachable", 0),
+    }
 
 
 def stop(crawler, reason: str) -> None:
@@ -180,7 +198,12 @@ async def run_crawl(
 
 
 async def replay_crawl(
-    topic: Topic, urls: list[str], options: CrawlOptions, *, on_fetch: Callable | None = None, on_crawler: Callable | None = None
+    topic: Topic,
+    urls: list[str],
+    options: CrawlOptions,
+    *,
+    on_fetch: Callable | None = None,
+    on_crawler: Callable | None = None,
 ) -> Run:
     """Stock Scrapy fetching exactly ``urls`` (another crawl's fetch order) with the same parsing.
 

@@ -77,6 +77,8 @@ class Run:
     #: The words the query learned from the crawl's best pages, space-separated (the crawl's
     #: ``adaptive/expansion/terms`` stat at its end; "" for stock Scrapy or none learned).
     learned: str = ""
+    #: What the crawl sent that gave no page, from its stats at its end (see :func:`failed_requests`).
+    failed: dict = field(default_factory=dict)
 
     def found_at(self, relevant: set[str], budget: int) -> list[int]:
         """1-based fetch numbers (within the budget) at which a relevant page was fetched first."""

@@ -189,6 +189,7 @@ class Results:
                             "fetch_order_sha1": run.fingerprint(self.budget),
                             "found_at": run.found_at(result.relevant, self.budget),
                             "query_learned": run.learned,
+                            "failed_requests": run.failed,
                         }
                         for run in runs
                     ]

@@ -77,6 +77,10 @@ def test_json_holds_sane_metrics_and_identical_reruns(smoke_run):
     # What the query learned is kept per run; stock Scrapy has no query to learn.
     assert isinstance(topic["runs"]["tres"][0]["query_learned"], str)
     assert topic["runs"]["stock"][0]["query_learned"] == ""
+    # What gave no page: the demo site serves every link and its robots.txt, fetched once.
+    assert topic["runs"]["tres"][0]["failed_requests"] == {
+        "download_errors": 0, "robots_txt_errors": 0, "hosts_tried": 1, "unreachable_dropped": 0,
+    }
     assert results["mean"]["tres"]["topics"] == 1
     # The AdaptiveScheduler's bfs is Scrapy's own breadth-first order, page for page.
     traces = {s: (out / "traces" / f"demo-astronomy-{s}-1.txt").read_text() for s in ("bfs", "stock")}
@@ -122,3 +126,18 @@ def test_by_default_the_harness_runs_what_users_run():
 
     args = build_parser().parse_args([])
     assert args.order == "free" and args.keywords is False  # Scrapy's own order, the query alone
+
+
+def test_failed_requests_are_read_from_the_crawl_stats():
+    from benchmarks.harness.crawl import failed_requests
+
+    stats = {
+        "downloader/exception_count": 9,
+        "downloader/exception_type_count/scrapy.exceptions.IgnoreRequest": 2,  # never sent
+        "robotstxt/exception_count/<class 'scrapy.exceptions.DownloadConnectionRefusedError'>": 3,
+        "robotstxt/exception_count/<class 'scrapy.core.downloader.handlers.http11.TunnelError'>": 1,
+        "robotstxt/request_count": 6,
+        "adaptive/filtered/unreachable": 5,
+    }
+    assert failed_requests(stats) == {"download_errors": 7, "robots_txt_errors": 4, "hosts_tried": 6, "unreachable_dropped": 5}
+    assert failed_requests({}) == {"download_errors": 0, "robots_txt_errors": 0, "hosts_tried": 0, "unreachable_dropped": 0}
