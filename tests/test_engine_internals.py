@@ -141,3 +141,12 @@ async def test_a_connect_the_proxy_refuses_does_not_leave_its_socket_open():
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_scrapy_still_raises_its_tunnel_error_where_the_domain_profiles_look_for_it():
+    from adaptive_spider.crawl.downloadermiddlewares import CONNECTION_FAILURES
+    from adaptive_spider.crawl.engine_internals import tunnel_errors
+
+    errors = tunnel_errors()  # fails here, not silently in a crawl, when Scrapy moves it
+    assert len(errors) == 1 and errors[0].__name__ == "TunnelError"
+    assert errors[0] in CONNECTION_FAILURES

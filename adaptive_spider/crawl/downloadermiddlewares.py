@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy.core.downloader.handlers.http11 import TunnelError
 from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError, IgnoreRequest
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, NoRouteError
 
+from adaptive_spider.crawl.engine_internals import tunnel_errors
 from adaptive_spider.crawl.state import CrawlState, domain_of, request_domain
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ CONNECTION_FAILURES = (
     DownloadConnectionRefusedError,
     ConnectionRefusedError,
     NoRouteError,
-    TunnelError,
+    *tunnel_errors(),
 )
 
 

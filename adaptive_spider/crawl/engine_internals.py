@@ -10,6 +10,9 @@
   AutoThrottle extension uses to change a site's delay; ``RobotsCrawlDelay`` does the same
   for robots.txt's ``Crawl-delay``.
 
+- **The refused tunnel's exception**: Scrapy's HTTP/1.1 handler raises ``TunnelError`` when
+  a proxy refuses the tunnel to a host; it lives in that handler's module
+  (:func:`tunnel_errors`). The domain profiles count it as a failure to connect.
 - **Refused tunnels**: when an HTTP proxy refuses a ``CONNECT`` (an ``https://`` URL) and
   keeps the connection open, as HTTP/1.1 allows, Scrapy 2.19's tunnelling endpoint fails
   the request and leaves the socket open: one leaked file descriptor per refused request,
@@ -80,6 +83,17 @@ def download_slot(crawler: Crawler, request: Request) -> tuple[str, Any | None]:
         return "", None
     key = get_key(request)
     return key, slots.get(key)
+
+
+def tunnel_errors() -> tuple[type[Exception], ...]:
+    """Scrapy's exception for a tunnel its proxy refused, as a tuple for ``isinstance`` (empty,
+    after one logged error, when this Scrapy has none where it was)."""
+    try:
+        from scrapy.core.downloader.handlers.http11 import TunnelError
+    except ImportError:
+        _warn_once("scrapy.core.downloader.handlers.http11.TunnelError (a refused proxy tunnel)")
+        return ()
+    return (TunnelError,)
 
 
 def close_refused_tunnels() -> bool:
