@@ -56,19 +56,12 @@ def _mix64(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def simhash_words(text: str) -> list[bytes]:
-    """The words SimHash reads: runs of ASCII letters and digits of the lowercased text's
-    first :data:`SIMHASH_MAX_CHARS` characters (any other character separates words).
-
-    The same words as ``re.findall("[a-z0-9]+", text.lower())``, as bytes, in a
-    few C passes instead of a regular expression (a third of its time).
-    """
-    ascii_text = text[:SIMHASH_MAX_CHARS].lower().encode("ascii", "replace")  # others become "?"
-    return ascii_text.translate(_WORD_BYTES).split()
-
-
 def word_hashes(text: str) -> np.ndarray:
-    """A 64-bit hash of each of :func:`simhash_words`, in order (uint64), from array passes.
+    """A 64-bit hash of each word SimHash reads, in order (uint64), from array passes.
+
+    The words are the runs of ASCII letters and digits of the lowercased text's first
+    :data:`SIMHASH_MAX_CHARS` characters, the words of ``re.findall("[a-z0-9]+", text.lower())``
+    (any other character separates words).
 
     With ``c`` the text's bytes, ``w`` the base and ``P[k]`` the sum of ``c[i] * w**i`` for
     ``i < k``, a word at ``[start, end)`` hashes to ``(P[end] - P[start]) * w**-start``: the same
