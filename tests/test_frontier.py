@@ -641,6 +641,43 @@ def test_among_young_sites_as_near_the_start_the_one_linking_to_more_of_its_own_
     assert share_order(1) == ["http://one.test/book.html", "http://api.test/0.html"]
 
 
+def test_the_sites_a_start_page_links_to_are_opened_first_and_the_share_then_waits_its_turn():
+    """A hub's sites get their first page among the crawl's first releases (half of them at
+    most), not one in ten; the share then waits until the releases catch up, so over the crawl
+    it takes no more than before."""
+
+    def release_order(start_share):
+        frontier = make_frontier(
+            strategy="bestfirst", new_domain_share=0.1, start_sites_share=start_share, new_domain_pages=2,
+            new_domain_pages_after=0,
+        )
+        add_known_site(frontier, 2, 600)
+        for k in range(20):  # the hub's sites, named by words of no query
+            add(frontier, f"http://hub{k}.test/index.html", anchor=0.0, depth=1)
+            add(frontier, f"http://hub{k}.test/toc.html", anchor=0.0, depth=2)
+        add(frontier, "http://cited.test/page.html", anchor=0.0, depth=2)  # linked from a page below the start
+        order = []
+        while batch := frontier.next_batch(4):
+            for request, _ in batch:
+                frontier.domains.record_response(request.url.split("/")[2], 200, 0.05)
+                order.append(request.url)
+        return order
+
+    order = release_order(0.5)
+    starts = [order.index(f"http://hub{k}.test/index.html") for k in range(20)]
+    assert max(starts) < 45  # every one within the first 45 releases, about every other one
+    assert sum(1 for url in order[:40] if "site.test" in url) >= 18  # the strategy's best links go on meanwhile
+    # The share's further pages wait until the releases caught up with what it took ahead:
+    # its 21 further pages in all (20 contents pages, one cited site) come one in ten, as before.
+    share_pages = [i for i, url in enumerate(order) if "/toc.html" in url or "cited.test" in url]
+    assert min(share_pages) >= 180 and share_pages[-1] < 450
+    assert sum(1 for i in share_pages if i < 300) <= 12
+    before = release_order(0.0)
+    assert max(before.index(f"http://hub{k}.test/index.html") for k in range(20)) >= 150  # one in ten
+    # Links two steps from the start are never opened ahead.
+    assert order.index("http://cited.test/page.html") >= 180
+
+
 @pytest.mark.parametrize("strategy", ["tres", "bestfirst", "gain"])
 @pytest.mark.parametrize("pages", [1, 3])
 def test_links_released_for_new_domains_are_released_once_and_their_ids_reused_safely(strategy, pages):

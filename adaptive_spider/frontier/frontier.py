@@ -81,6 +81,8 @@ def _construct(cls: type[Strategy], frontier: Frontier, config: Any, rng: np.ran
 
 _ANCHOR_SIMILARITY = STATIC_NAMES.index("anchor_similarity")
 _DEPTH = STATIC_NAMES.index("depth")
+# A link's depth as the store keeps it (depth / DEPTH_SCALE), for links found on a start page.
+_START_LINK_DEPTH = 1.0 / DEPTH_SCALE + 1e-6
 
 
 class FrontierListener(Protocol):
@@ -166,6 +168,12 @@ class Frontier:
         # A site's pages after its first wait until the crawl has released this many requests:
         # a focused crawl's first pages are the ones the query's words point to.
         self.young_after = int(getattr(config, "new_domain_pages_after", 0))
+        # The first pages of the sites a start page links to may come ahead of the share
+        # (ADAPTIVE_START_SITES_SHARE), which then waits until the releases catch up with it:
+        # a hub's fifty sites are opened in its first hundred releases, not its first five
+        # hundred, and a slow one among them starts answering that much sooner.
+        self.start_share = float(getattr(config, "start_sites_share", 0.0)) if self.explore_share else 0.0
+        self.n_start_opened = 0
         self.young_links: dict[int, list[tuple[float, float, int, int]]] = {}
         self.young_heap: list[tuple] = []
         self.young_keys: dict[int, tuple] = {}
@@ -470,15 +478,20 @@ class Frontier:
         an explicit priority still comes first). A domain's pages after its first wait until
         the one before has answered and the crawl has released ``ADAPTIVE_NEW_DOMAIN_PAGES_AFTER``
         requests; a slow or busy domain waits for a later round; a domain whose answers served no
-        page leaves the share."""
+        page leaves the share. The first pages of the sites a start page links to may also take
+        ``ADAPTIVE_START_SITES_SHARE`` of the releases, ahead of the share, which counts them."""
         heap = self.young_heap
         if not self.explore_share or not heap:
             return []
         quota = min(n, int(self.explore_share * (self.n_released + n)) + 1 - self.n_explored)
+        start_quota = 0
+        if self.start_share:
+            start_quota = min(n, int(self.start_share * (self.n_released + n)) + 1 - self.n_start_opened)
         top = self.top_tier()
         found: list[tuple[int, int]] = []
+        n_opening = 0  # of found: first pages of the start pages' sites
         later: list[tuple[float, float, int, int, int]] = []
-        while heap and len(found) < quota:
+        while heap and (len(found) < quota or n_opening < start_quota):
             item = heapq.heappop(heap)
             domain_id = item[-1]
             if domain_id not in self.young_links or self.young_keys.get(domain_id) != item:
@@ -499,6 +512,12 @@ class Frontier:
             if released and not untried and not self.domains.has_served(domain_id):
                 del self.young_links[domain_id]  # answered, and not with a page: nothing to enter
                 continue
+            opening = not released and item[0] <= _START_LINK_DEPTH
+            if len(found) >= quota and not (opening and n_opening < start_quota):
+                later.append(item)
+                if item[0] > _START_LINK_DEPTH:
+                    break  # deeper from here on (the heap's first key): only the share's quota left
+                continue
             if (
                 any(self.store.domain[entry] == domain_id for _, entry in found)
                 or (released and (untried or self.n_released < self.young_after))
@@ -512,6 +531,9 @@ class Frontier:
             tier = self.store.requests.priority(entry)
             if tier == top:
                 found.append((tier, entry))
+                if opening:
+                    n_opening += 1
+                    self.n_start_opened += 1
             following = self._young_top(domain_id)
             if following is not None:
                 self._push_young_domain(domain_id, following)

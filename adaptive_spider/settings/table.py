@@ -444,6 +444,17 @@ SECTIONS: tuple[Section, ...] = (
                 ),
             ),
             (
+                "ADAPTIVE_START_SITES_SHARE",
+                0.5,
+                real(0.0, 1.0),
+                (
+                    "Share of releases that the first pages of the sites a start page links to may take "
+                    "ahead of ADAPTIVE_NEW_DOMAIN_SHARE, which then waits until the crawl has caught up: the "
+                    "start page's sites are the user's own pointers, and a slow one answers sooner the sooner "
+                    "it is opened (0: they wait for the new-domain share like any site)."
+                ),
+            ),
+            (
                 "ADAPTIVE_NEW_DOMAIN_PAGES",
                 8,
                 integer(1),
