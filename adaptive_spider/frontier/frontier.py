@@ -491,7 +491,7 @@ class Frontier:
         found: list[tuple[int, int]] = []
         n_opening = 0  # of found: first pages of the start pages' sites
         later: list[tuple[float, float, int, int, int]] = []
-        while heap and (len(found) < quota or n_opening < start_quota):
+        while heap and len(found) < n and (len(found) < quota or n_opening < start_quota):
             item = heapq.heappop(heap)
             domain_id = item[-1]
             if domain_id not in self.young_links or self.young_keys.get(domain_id) != item:
