@@ -39,12 +39,15 @@ evidence of the page's link to the same URL.
 
 from __future__ import annotations
 
+import functools
 import posixpath
+from collections.abc import Callable
 from itertools import islice
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from scrapy.linkextractors import IGNORED_EXTENSIONS
+from scrapy.utils.response import get_base_url
 from w3lib.url import safe_url_string
 
 if TYPE_CHECKING:
@@ -120,10 +123,12 @@ class PageLinks:
         outline = [""] * len(_HEADINGS)
         paragraphs: dict[Any, bool] = {}  # whether each paragraph met is prose
         told_by_tail: set[str] = set()  # URLs whose description is the text after a link, not a cell's
-        urljoin = response.urljoin
-        for element in (body if body is not None else root).iter():
+        join = _joiner(get_base_url(response))
+        # Only the headings and links: lxml filters the tags in C, and makes no Python
+        # object for the page's other elements.
+        for element in (body if body is not None else root).iter(*_HEADINGS, *_LINKS):
             tag = element.tag
-            level = _HEADINGS.get(tag) if isinstance(tag, str) else None
+            level = _HEADINGS.get(tag)
             if level is not None:
                 outline[level:] = [_heading_text(element)] + [""] * (len(outline) - level - 1)
                 continue
@@ -133,7 +138,7 @@ class PageLinks:
             if not href or href.startswith("#"):
                 continue
             try:
-                url = urljoin(href).split("#", 1)[0]
+                url = join(href).split("#", 1)[0]
             except ValueError:  # a bogus URL (an unbalanced IPv6 bracket): no request can be made of it
                 continue
             if url == own_url:
@@ -352,6 +357,29 @@ def _first_words(texts: Any, limit: int = _DESCRIPTION_WORDS) -> str:
     return " ".join(words[:limit])
 
 
+# Sibling pages share their menus and sidebars: most of a page's links were met before.
+@functools.lru_cache(maxsize=1 << 16)
+def _join_in(directory: str, href: str) -> str:
+    return urljoin(directory, href)
+
+
+def _joiner(base: str) -> Callable[[str], str]:
+    """``urljoin(base, href)`` for the hrefs of one page, resolved once per directory of the
+    base URL: a reference with a path (or a host) resolves against the base's scheme, host
+    and directory alone, and the pages of one directory link the same relative URLs."""
+    stem = base.split("#", 1)[0].split("?", 1)[0]
+    if stem.count("/") < 3:  # "http://host": no path to take a directory of
+        return functools.partial(urljoin, base)
+    directory = stem[: stem.rfind("/") + 1]
+
+    def join(href: str) -> str:
+        # A query alone ("?page=2") resolves against the base's whole path.
+        return _join_in(directory, href) if href[:1] not in ("", "?") else urljoin(base, href)
+
+    return join
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def _followable(url: str) -> bool:
     parts = urlsplit(url)
     if parts.scheme not in _SCHEMES or not parts.netloc:

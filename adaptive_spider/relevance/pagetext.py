@@ -21,6 +21,15 @@ if TYPE_CHECKING:
 _NON_TEXT = ("script", "style", "noscript", "template")
 #: The text of an element, in C (a fraction of the cost of joining its itertext()).
 _STRING = etree.XPath("string()", smart_strings=False)
+#: The text nodes under an element, and those of its scripts, styles and the like, in
+#: document order, in C: a walk over every element in Python costs more than parsing the page
+#: (lxml.html makes a Python object, and calls its class lookup, for each element), and an
+#: XPath predicate on each text node's parent (``_VISIBLE_TEXT``) costs as much again.
+_ALL_TEXT = etree.XPath(".//text()", smart_strings=False)
+_CHILD_TEXT = etree.XPath("text()", smart_strings=False)
+_VISIBLE_TEXT = etree.XPath(
+    ".//text()[not(" + " or ".join(f"parent::{tag}" for tag in _NON_TEXT) + ")]", smart_strings=False
+)
 
 
 @dataclass
@@ -61,18 +70,19 @@ def _element_text(element: etree._Element) -> str:
 
 def body_text(root: etree._Element) -> str:
     """Visible text of a parsed page (lxml root): the body without scripts, styles
-    and comments, with a space between elements so words never run together."""
+    and comments, with a space between text nodes so words never run together."""
     body = root.find("body")
     if body is None:
         body = root
-    parts = []
-    for element in body.iter():
-        tag = element.tag
-        if element.text and isinstance(tag, str) and tag not in _NON_TEXT:
-            parts.append(element.text)
-        if element.tail and element is not body:
-            parts.append(element.tail)
-    return normalize_space(" ".join(parts))
+    texts = _ALL_TEXT(body)
+    # Blank ones change nothing once the spaces are normalised.
+    hidden = {text for element in body.iter(*_NON_TEXT) for text in _CHILD_TEXT(element) if not text.isspace()}
+    if hidden:
+        visible = [text for text in texts if text not in hidden]
+        # Each script's text met once: else a visible text node reads as a script's, or two
+        # scripts read alike, and only the parents can tell.
+        texts = visible if len(texts) - len(visible) == len(hidden) else _VISIBLE_TEXT(body)
+    return normalize_space(" ".join(texts))
 
 
 def link_density(root: etree._Element, text_length: int) -> float:
