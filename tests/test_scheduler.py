@@ -7,6 +7,7 @@ import pytest
 from scrapy import Request, Spider
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.dupefilters import BaseDupeFilter, RFPDupeFilter
+from scrapy.utils.request import RequestFingerprinter
 from scrapy.utils.test import get_crawler
 
 from adaptive_spider.crawl.scheduler import AdaptiveScheduler
@@ -178,3 +179,42 @@ def test_a_reward_with_no_frontier_attached_is_logged_not_lost_silently(caplog):
     assert not request.meta[DECISION_KEY].get("rewarded")
     scheduler = make_scheduler(ADAPTIVE_STRATEGY="tres")
     assert scheduler.state.frontier is scheduler.frontier, "the scheduler attaches its frontier when it opens"
+
+
+def test_a_repeated_url_is_a_duplicate_without_a_second_fingerprint():
+    scheduler = make_scheduler(DUPEFILTER_CLASS=RFPDupeFilter)
+    fingerprinter = scheduler.df.fingerprinter
+    fingerprinted = []
+    original = fingerprinter.fingerprint
+
+    def counting(request):
+        fingerprinted.append(request.url)
+        return original(request)
+
+    fingerprinter.fingerprint = counting
+    assert scheduler.enqueue_request(Request("http://foo.test/a"))
+    for _ in range(3):
+        assert not scheduler.enqueue_request(Request("http://foo.test/a"))
+    # Another spelling of the URL is the dupefilter's to judge, once.
+    assert not scheduler.enqueue_request(Request("http://foo.test/a#top"))
+    assert not scheduler.enqueue_request(Request("http://foo.test/a#top"))
+    # A POST to the same URL is another request.
+    assert scheduler.enqueue_request(Request("http://foo.test/a", method="POST", body=b"q=1"))
+    assert fingerprinted == ["http://foo.test/a", "http://foo.test/a#top", "http://foo.test/a"]
+    assert scheduler.stats.get_value("dupefilter/filtered") == 5
+    assert len(scheduler) == 2
+
+
+class LanguageFingerprinter(RequestFingerprinter):
+    """Tells apart the requests of one URL by the language they ask for."""
+
+    def fingerprint(self, request):
+        return super().fingerprint(request) + request.headers.get(b"Accept-Language", b"")
+
+
+def test_a_fingerprinter_of_ones_own_judges_every_request():
+    scheduler = make_scheduler(DUPEFILTER_CLASS=RFPDupeFilter, REQUEST_FINGERPRINTER_CLASS=LanguageFingerprinter)
+    assert scheduler.enqueue_request(Request("http://foo.test/a", headers={"Accept-Language": "en"}))
+    assert scheduler.enqueue_request(Request("http://foo.test/a", headers={"Accept-Language": "de"}))
+    assert not scheduler.enqueue_request(Request("http://foo.test/a", headers={"Accept-Language": "de"}))
+    assert len(scheduler) == 2

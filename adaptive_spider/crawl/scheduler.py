@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from scrapy.core.scheduler import BaseScheduler
+from scrapy.dupefilters import RFPDupeFilter
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
-from scrapy.utils.request import request_from_dict
+from scrapy.utils.request import RequestFingerprinter, request_from_dict
 
 from adaptive_spider.crawl.canonical import has_valid_host
 from adaptive_spider.crawl.engine_internals import requests_in_progress
@@ -70,6 +71,9 @@ LINK_META_KEYS = (
 )
 #: How much higher a later link's prior must be to take the place of the first link.
 PRIOR_MARGIN = 0.01
+#: Most URLs kept to answer their repeats (:func:`judges_by_url`); the set is emptied when
+#: full, which costs the next repeats a fingerprint each.
+SEEN_URLS_MAX = 200_000
 # Enqueued requests counted before the stats are told (a stats call per request costs
 # more than the count; the stats are exact at each refill and at close).
 _STATS_BATCH = 1024
@@ -126,6 +130,16 @@ def slow_domains_limit(config: AdaptiveConfig, crawler: Crawler | None) -> int:
     return max(1, int(config.slow_domains_share * crawler.settings.getint("CONCURRENT_REQUESTS")))
 
 
+def judges_by_url(dupefilter: Any) -> bool:
+    """Whether the dupefilter takes a GET request without a body for one it has seen when
+    it has seen its URL: Scrapy's RFPDupeFilter (or scrapy-redis') with Scrapy's request
+    fingerprinter, which fingerprints the method, the canonical URL and the body. A page's
+    menus link the pages its siblings' do: most of a crawl's links are such repeats, and a
+    fingerprint (a canonical URL, a SHA-1) costs more than the rest of a repeat's way."""
+    known = type(dupefilter) is RFPDupeFilter or type(dupefilter).__module__ == "scrapy_redis.dupefilter"
+    return known and type(getattr(dupefilter, "fingerprinter", None)) is RequestFingerprinter
+
+
 class AdaptiveScheduler(BaseScheduler):
     """Stores the crawl's requests and releases them in a learned order.
 
@@ -143,6 +157,8 @@ class AdaptiveScheduler(BaseScheduler):
         crawler: Crawler | None = None,
     ):
         self.df = dupefilter
+        # The URLs of GET requests the dupefilter has judged (None: its verdicts need the request).
+        self._seen_urls: set[str] | None = set() if judges_by_url(dupefilter) else None
         self.state = state if state is not None else CrawlState(AdaptiveConfig.from_settings({}), stats)
         self.config = self.state.config
         self.stats = stats
@@ -214,7 +230,7 @@ class AdaptiveScheduler(BaseScheduler):
     def enqueue_request(self, request: Request) -> bool:
         if self._is_malformed(request):
             return False
-        if not request.dont_filter and self.df.request_seen(request):
+        if not request.dont_filter and self._request_seen(request):
             self.df.log(request, cast("Spider", self.spider))  # open() set it before any request
             self._offer_better_link(request)
             return False
@@ -225,6 +241,19 @@ class AdaptiveScheduler(BaseScheduler):
         self._add(request)
         self.counts.count("enqueued")
         return True
+
+    def _request_seen(self, request: Request) -> bool:
+        """The dupefilter's verdict, given without it for a URL it has judged already."""
+        seen_urls = self._seen_urls
+        if seen_urls is None or request.method != "GET" or request.body:
+            return self.df.request_seen(request)
+        if request.url in seen_urls:
+            return True
+        seen = self.df.request_seen(request)
+        if len(seen_urls) >= SEEN_URLS_MAX:
+            seen_urls.clear()
+        seen_urls.add(request.url)
+        return seen
 
     def _is_malformed(self, request: Request) -> bool:
         """A link whose host cannot exist (a placeholder such as ``http://<servername``) is
