@@ -358,7 +358,7 @@ def _first_words(texts: Any, limit: int = _DESCRIPTION_WORDS) -> str:
 
 
 # Sibling pages share their menus and sidebars: most of a page's links were met before.
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 15)
 def _join_in(directory: str, href: str) -> str:
     return urljoin(directory, href)
 
@@ -379,7 +379,7 @@ def _joiner(base: str) -> Callable[[str], str]:
     return join
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 15)
 def _followable(url: str) -> bool:
     parts = urlsplit(url)
     if parts.scheme not in _SCHEMES or not parts.netloc:
