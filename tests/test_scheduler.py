@@ -10,7 +10,7 @@ from scrapy.dupefilters import BaseDupeFilter, RFPDupeFilter
 from scrapy.utils.request import RequestFingerprinter
 from scrapy.utils.test import get_crawler
 
-from adaptive_spider.crawl.scheduler import AdaptiveScheduler
+from adaptive_spider.crawl.scheduler import AdaptiveScheduler, judges_by_url
 from adaptive_spider.crawl.state import DECISION_KEY, PARENT_KEY, CrawlState
 from tests.conftest import crawl_test
 
@@ -218,3 +218,17 @@ def test_a_fingerprinter_of_ones_own_judges_every_request():
     assert scheduler.enqueue_request(Request("http://foo.test/a", headers={"Accept-Language": "de"}))
     assert not scheduler.enqueue_request(Request("http://foo.test/a", headers={"Accept-Language": "de"}))
     assert len(scheduler) == 2
+
+
+def test_the_dupefilters_that_judge_a_request_by_its_url_alone():
+    from scrapy_redis.dupefilter import RFPDupeFilter as RedisDupeFilter
+
+    class SomeUrlsOnly(RFPDupeFilter):
+        def request_seen(self, request):
+            return "keep" not in request.url and super().request_seen(request)
+
+    assert judges_by_url(RFPDupeFilter())
+    assert judges_by_url(RedisDupeFilter(server=None, key="crawl:dupefilter"))
+    assert not judges_by_url(RFPDupeFilter(fingerprinter=LanguageFingerprinter()))
+    assert not judges_by_url(SomeUrlsOnly())
+    assert not judges_by_url(BaseDupeFilter())

@@ -132,12 +132,14 @@ def slow_domains_limit(config: AdaptiveConfig, crawler: Crawler | None) -> int:
 
 def judges_by_url(dupefilter: Any) -> bool:
     """Whether the dupefilter takes a GET request without a body for one it has seen when
-    it has seen its URL: Scrapy's RFPDupeFilter (or scrapy-redis') with Scrapy's request
-    fingerprinter, which fingerprints the method, the canonical URL and the body. A page's
-    menus link the pages its siblings' do: most of a crawl's links are such repeats, and a
-    fingerprint (a canonical URL, a SHA-1) costs more than the rest of a repeat's way."""
-    known = type(dupefilter) is RFPDupeFilter or type(dupefilter).__module__ == "scrapy_redis.dupefilter"
-    return known and type(getattr(dupefilter, "fingerprinter", None)) is RequestFingerprinter
+    it has seen its URL: Scrapy's RFPDupeFilter with Scrapy's request fingerprinter, or
+    scrapy-redis' RFPDupeFilter; both fingerprint the method, the canonical URL and the body.
+    A page's menus link the pages its siblings' do: most of a crawl's links are such repeats,
+    and a fingerprint (a canonical URL, a SHA-1) costs more than the rest of a repeat's way."""
+    cls = type(dupefilter)
+    if cls.__module__ == "scrapy_redis.dupefilter" and cls.__name__ == "RFPDupeFilter":
+        return True
+    return cls is RFPDupeFilter and type(getattr(dupefilter, "fingerprinter", None)) is RequestFingerprinter
 
 
 class AdaptiveScheduler(BaseScheduler):
@@ -244,12 +246,22 @@ class AdaptiveScheduler(BaseScheduler):
 
     def _request_seen(self, request: Request) -> bool:
         """The dupefilter's verdict, given without it for a URL it has judged already."""
-        seen_urls = self._seen_urls
-        if seen_urls is None or request.method != "GET" or request.body:
+        if not self._judged_by_url(request):
             return self.df.request_seen(request)
-        if request.url in seen_urls:
+        if self._judged(request):
             return True
-        seen = self.df.request_seen(request)
+        return self._note_judged(request, self.df.request_seen(request))
+
+    def _judged_by_url(self, request: Request) -> bool:
+        return self._seen_urls is not None and request.method == "GET" and not request.body
+
+    def _judged(self, request: Request) -> bool:
+        """Whether the dupefilter has judged the request's URL (a GET request's, the set kept)."""
+        return request.url in cast("set[str]", self._seen_urls)
+
+    def _note_judged(self, request: Request, seen: bool) -> bool:
+        """Keep the URL of a request the dupefilter has just judged; returns its verdict."""
+        seen_urls = cast("set[str]", self._seen_urls)
         if len(seen_urls) >= SEEN_URLS_MAX:
             seen_urls.clear()
         seen_urls.add(request.url)

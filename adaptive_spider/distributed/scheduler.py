@@ -249,12 +249,18 @@ class DistributedScheduler(AdaptiveScheduler):
         if request.dont_filter and not first_start:
             return False
         # Most duplicates are links this worker met before: answered without a
-        # Redis round trip. A fingerprint new here asks the shared filter.
+        # Redis round trip, and a URL met before without a fingerprint. A fingerprint
+        # new here asks the shared filter.
+        by_url = not request.dont_filter and self._judged_by_url(request)
+        if by_url and self._judged(request):
+            return True
         fingerprint = cast(Any, self.df).request_fingerprint(request)  # scrapy-redis' RFPDupeFilter
         if fingerprint in self.seen_here:
-            return True
-        self.seen_here.add(fingerprint)
-        return self.df.request_seen(request)
+            seen = True
+        else:
+            self.seen_here.add(fingerprint)
+            seen = self.df.request_seen(request)
+        return self._note_judged(request, seen) if by_url else seen
 
     def _publish(self) -> None:
         """Score the outgoing requests with the current model and queue them in Redis."""

@@ -318,3 +318,30 @@ def test_a_scrapy_redis_project_switches_to_the_shared_focused_crawl_with_one_ad
     assert "is not focused" not in log
     assert "'adaptive/distributed/worker'" in log and "'adaptive/released'" in log
     assert len(items) >= 20
+
+
+@crawl_test
+async def test_a_worker_judges_a_url_it_met_before_without_a_fingerprint(redis_server):
+    url = "http://127.0.0.1:9/"
+    scheduler = open_worker(redis_server.url)
+    fingerprinted = []
+    original = scheduler.df.request_fingerprint
+
+    def counting(request):
+        fingerprinted.append(request.url)
+        return original(request)
+
+    scheduler.df.request_fingerprint = counting
+    assert scheduler.enqueue_request(Request(f"{url}astronomy/1.html"))
+    for _ in range(3):
+        assert not scheduler.enqueue_request(Request(f"{url}astronomy/1.html"))
+    # Another worker's URL is the shared filter's to judge, once.
+    other = open_worker(redis_server.url)
+    assert other.enqueue_request(Request(f"{url}astronomy/2.html"))
+    assert not scheduler.enqueue_request(Request(f"{url}astronomy/2.html"))
+    assert not scheduler.enqueue_request(Request(f"{url}astronomy/2.html"))
+    # Each URL once here and once in the shared filter's own check, none for the repeats.
+    assert fingerprinted == [f"{url}astronomy/1.html"] * 2 + [f"{url}astronomy/2.html"] * 2
+    assert scheduler.stats.get_value("dupefilter/filtered") == 5
+    other.close("shutdown")
+    scheduler.close("finished")
