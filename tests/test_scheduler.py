@@ -10,7 +10,8 @@ from scrapy.dupefilters import BaseDupeFilter, RFPDupeFilter
 from scrapy.utils.request import RequestFingerprinter
 from scrapy.utils.test import get_crawler
 
-from adaptive_spider.crawl.scheduler import AdaptiveScheduler, judges_by_url
+from adaptive_spider.crawl.canonical import judges_by_url
+from adaptive_spider.crawl.scheduler import AdaptiveScheduler
 from adaptive_spider.crawl.state import DECISION_KEY, PARENT_KEY, CrawlState
 from tests.conftest import crawl_test
 
@@ -227,8 +228,11 @@ def test_the_dupefilters_that_judge_a_request_by_its_url_alone():
         def request_seen(self, request):
             return "keep" not in request.url and super().request_seen(request)
 
-    assert judges_by_url(RFPDupeFilter())
-    assert judges_by_url(RedisDupeFilter(server=None, key="crawl:dupefilter"))
-    assert not judges_by_url(RFPDupeFilter(fingerprinter=LanguageFingerprinter()))
-    assert not judges_by_url(SomeUrlsOnly())
-    assert not judges_by_url(BaseDupeFilter())
+    assert judges_by_url(RFPDupeFilter, RequestFingerprinter)
+    assert judges_by_url(RedisDupeFilter, RequestFingerprinter)
+    assert not judges_by_url(RFPDupeFilter, LanguageFingerprinter)
+    assert not judges_by_url(SomeUrlsOnly, RequestFingerprinter)
+    assert not judges_by_url(BaseDupeFilter, RequestFingerprinter)
+    # The scheduler asks it of the filter it was given.
+    assert make_scheduler(DUPEFILTER_CLASS=RFPDupeFilter)._seen_urls is not None
+    assert make_scheduler(DUPEFILTER_CLASS=SomeUrlsOnly)._seen_urls is None

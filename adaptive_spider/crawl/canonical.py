@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import ParseResult, SplitResult, parse_qsl, urlsplit, urlunsplit
 
 from scrapy import Request
+from scrapy.dupefilters import RFPDupeFilter
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.request import RequestFingerprinter
 from w3lib.url import url_query_cleaner
 
 from adaptive_spider.settings.config import AdaptiveConfig
@@ -199,3 +201,14 @@ class CanonicalUrlMiddleware:
             if removed:
                 self.stats.inc_value("adaptive/canonical/params_removed", removed)
         return output.replace(url=url)
+
+
+def judges_by_url(dupefilter_cls: Any, fingerprinter_cls: Any) -> bool:
+    """Whether a dupefilter of this class, with a request fingerprinter of that class, judges
+    a GET request without a body by its canonical URL alone (a fragment is no part of it): Scrapy's
+    RFPDupeFilter with Scrapy's request fingerprinter, or scrapy-redis' RFPDupeFilter (which
+    fingerprints the method, the canonical URL and the body itself). A subclass may judge
+    otherwise, and a fingerprinter of one's own may read more than the URL."""
+    if getattr(dupefilter_cls, "__module__", "") == "scrapy_redis.dupefilter":
+        return getattr(dupefilter_cls, "__name__", "") == "RFPDupeFilter"
+    return dupefilter_cls is RFPDupeFilter and fingerprinter_cls is RequestFingerprinter

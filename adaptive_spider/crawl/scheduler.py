@@ -26,12 +26,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from scrapy.core.scheduler import BaseScheduler
-from scrapy.dupefilters import RFPDupeFilter
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
-from scrapy.utils.request import RequestFingerprinter, request_from_dict
+from scrapy.utils.request import request_from_dict
 
-from adaptive_spider.crawl.canonical import has_valid_host
+from adaptive_spider.crawl.canonical import has_valid_host, judges_by_url
 from adaptive_spider.crawl.engine_internals import requests_in_progress
 from adaptive_spider.crawl.jobdir import JobDirQueue, request_to_dict, snapshot_items
 from adaptive_spider.crawl.state import DECISION_KEY, PARENT_KEY, CrawlState, request_domain
@@ -71,7 +70,7 @@ LINK_META_KEYS = (
 )
 #: How much higher a later link's prior must be to take the place of the first link.
 PRIOR_MARGIN = 0.01
-#: Most URLs kept to answer their repeats (:func:`judges_by_url`); the set is emptied when
+#: Most URLs kept to answer their repeats (``canonical.judges_by_url``); the set is emptied when
 #: full, which costs the next repeats a fingerprint each.
 SEEN_URLS_MAX = 200_000
 # Enqueued requests counted before the stats are told (a stats call per request costs
@@ -130,18 +129,6 @@ def slow_domains_limit(config: AdaptiveConfig, crawler: Crawler | None) -> int:
     return max(1, int(config.slow_domains_share * crawler.settings.getint("CONCURRENT_REQUESTS")))
 
 
-def judges_by_url(dupefilter: Any) -> bool:
-    """Whether the dupefilter takes a GET request without a body for one it has seen when
-    it has seen its URL: Scrapy's RFPDupeFilter with Scrapy's request fingerprinter, or
-    scrapy-redis' RFPDupeFilter; both fingerprint the method, the canonical URL and the body.
-    A page's menus link the pages its siblings' do: most of a crawl's links are such repeats,
-    and a fingerprint (a canonical URL, a SHA-1) costs more than the rest of a repeat's way."""
-    cls = type(dupefilter)
-    if cls.__module__ == "scrapy_redis.dupefilter" and cls.__name__ == "RFPDupeFilter":
-        return True
-    return cls is RFPDupeFilter and type(getattr(dupefilter, "fingerprinter", None)) is RequestFingerprinter
-
-
 class AdaptiveScheduler(BaseScheduler):
     """Stores the crawl's requests and releases them in a learned order.
 
@@ -159,8 +146,12 @@ class AdaptiveScheduler(BaseScheduler):
         crawler: Crawler | None = None,
     ):
         self.df = dupefilter
-        # The URLs of GET requests the dupefilter has judged (None: its verdicts need the request).
-        self._seen_urls: set[str] | None = set() if judges_by_url(dupefilter) else None
+        # The URLs of GET requests the dupefilter has judged, to answer their repeats without
+        # a fingerprint: a page's menus link the pages its siblings' do, and a fingerprint (a
+        # canonical URL, a SHA-1) costs more than the rest of a repeat's way (None: the
+        # dupefilter's verdicts need the whole request).
+        fingerprinter = getattr(dupefilter, "fingerprinter", None)
+        self._seen_urls: set[str] | None = set() if judges_by_url(type(dupefilter), type(fingerprinter)) else None
         self.state = state if state is not None else CrawlState(AdaptiveConfig.from_settings({}), stats)
         self.config = self.state.config
         self.stats = stats

@@ -36,10 +36,9 @@ from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import Request
-from scrapy.dupefilters import RFPDupeFilter
 from scrapy.utils.misc import load_object
-from scrapy.utils.request import RequestFingerprinter
 
+from adaptive_spider.crawl.canonical import judges_by_url
 from adaptive_spider.crawl.state import PARENT_KEY, CrawlState
 from adaptive_spider.relevance.pagetext import is_html
 
@@ -152,11 +151,8 @@ class PageOutputs:
 
 def fragment_blind_filter(crawler: Crawler) -> bool:
     """Whether the crawl's dupefilter takes two GET requests whose URLs differ only in
-    their fragment for the same request: Scrapy's RFPDupeFilter (or scrapy-redis') with
-    Scrapy's request fingerprinter."""
-    dupefilter = load_object(crawler.settings["DUPEFILTER_CLASS"])
-    fingerprinter = load_object(crawler.settings["REQUEST_FINGERPRINTER_CLASS"])
-    known = isinstance(dupefilter, type) and (
-        issubclass(dupefilter, RFPDupeFilter) or dupefilter.__module__ == "scrapy_redis.dupefilter"
+    their fragment for the same request (:func:`~adaptive_spider.crawl.canonical.judges_by_url`)."""
+    settings = crawler.settings
+    return judges_by_url(
+        load_object(settings["DUPEFILTER_CLASS"]), load_object(settings["REQUEST_FINGERPRINTER_CLASS"])
     )
-    return known and fingerprinter is RequestFingerprinter
