@@ -6,7 +6,7 @@ import pytest
 from adaptive_spider.relevance.pagetext import PageFields
 from scrapy import Request
 
-from adaptive_spider.relevance.linkpreview import LinkPreview
+from adaptive_spider.relevance.linkpreview import PREVIEWS_MAX, LinkPreview, LinkPreviews
 from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer, anchor_words, light_stem, url_words
 
 
@@ -85,6 +85,24 @@ def test_an_api_listings_compound_names_match_the_querys_words():
     preview = LinkPreview.of(request, s.terms, "QMutex")
     assert preview.term_ids == s.terms.present_ids("mutex")
 
+
+
+def test_a_repeated_link_gets_its_preview_again_as_a_copy():
+    terms = QueryTerms("mutex lock")
+    previews = LinkPreviews(terms)
+    request = Request("http://d.test/qtcore/qmutex.html?x=1")
+    first = previews.of(request, "QMutex Class")
+    fresh = LinkPreview.of(request, terms, "QMutex Class")
+    assert first.__class__ is LinkPreview
+    fields = ("domain", "path_depth", "has_query", "term_ids", "is_file")
+    assert [getattr(first, f) for f in fields] == [getattr(fresh, f) for f in fields]
+    first.term_ids = ()  # a reader takes another anchor's terms: the next repeat is not changed
+    again = previews.of(Request(request.url), "QMutex Class")
+    assert again is not first and again.term_ids == fresh.term_ids
+    assert previews.of(request, "Next").term_ids == LinkPreview.of(request, terms, "Next").term_ids
+    for i in range(PREVIEWS_MAX + 1):  # bounded: emptied when full
+        previews.of(Request(f"http://d.test/{i}"), "")
+    assert len(previews) <= PREVIEWS_MAX
 
 def test_url_words_drop_noise():
     assert url_words("https://www.example.com/docs/Event-Loop_2.html?q=Tasks") == "example docs event loop 2 q tasks"

@@ -72,3 +72,18 @@ def test_relinked_ids_are_reused_only_after_the_strategy_gives_them_back():
     assert scheduler.stats.get_value("adaptive/relinked") == 30
     assert len(rest) == 20 and len({r.url for r in rest}) == 20
     assert all(r.meta["link_text"].startswith("regular") for r in rest)
+
+
+@pytest.mark.parametrize("better", [True, False])
+def test_a_learners_page_keeps_its_links_to_queued_urls_among_its_outlinks(better):
+    # The Q-network's next state of a page is its outlinks: a link to a URL already queued
+    # (a duplicate, refused) is one of them whether or not it is the better link.
+    scheduler = make_scheduler(ADAPTIVE_STRATEGY="tres", ADAPTIVE_QUERY=QUERY, ADAPTIVE_WARMUP_PAGES=0)
+    state = scheduler.state
+    index = state.pages.add(domain_id=state.domains.id_of("docs.test"), relevance=0.1)
+    other = state.pages.add(domain_id=state.domains.id_of("docs.test"), relevance=0.7 if better else 0.0)
+    assert scheduler.enqueue_request(Request("http://docs.test/re.html", meta={"link_text": "re", PARENT_KEY: index}))
+    anchor = "re — Regular expression operations" if better else ""
+    assert not scheduler.enqueue_request(Request("http://docs.test/re.html", meta={"link_text": anchor, PARENT_KEY: other}))
+    assert (scheduler.stats.get_value("adaptive/relinked") == 1) is better
+    assert state.pages.child_n[index] == 1 and state.pages.child_n[other] == 1

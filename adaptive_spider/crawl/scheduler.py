@@ -39,9 +39,11 @@ from adaptive_spider.frontier.features import describe
 from adaptive_spider.frontier.frontier import Frontier
 from adaptive_spider.frontier.linkevidence import (
     LinkEvidence,
+    ValuedLink,
     anchor_text,
     link_evidence,
     record_outlink,
+    valued_link,
 )
 from adaptive_spider.settings.components import build
 from adaptive_spider.settings.config import AdaptiveConfig
@@ -272,8 +274,8 @@ class AdaptiveScheduler(BaseScheduler):
         record_outlink(self.state.pages, request, evidence)
         return self.frontier.add(request, *evidence.as_tuple(), preview=evidence.preview)
 
-    def _link_evidence(self, request: Request) -> LinkEvidence:
-        return link_evidence(request, self.state, self.frontier.round)
+    def _link_evidence(self, request: Request, valued: ValuedLink | None = None) -> LinkEvidence:
+        return link_evidence(request, self.state, self.frontier.round, valued)
 
     def _offer_better_link(self, request: Request) -> None:
         """A duplicate of a queued request may come from a better link (a page's own
@@ -282,13 +284,18 @@ class AdaptiveScheduler(BaseScheduler):
         entry = self.frontier.queued_entry(request.url)
         if entry is None:
             return
-        evidence = self._link_evidence(request)
-        # Whether or not it wins, the link is one of its page's outlinks: a page's outlinks
-        # in the page log include its links to URLs still queued, duplicates too (the
-        # Q-network's next states, and so the learned order, depend on them).
-        record_outlink(self.state.pages, request, evidence)
-        if evidence.prior <= self.frontier.prior_of(entry) + PRIOR_MARGIN:
+        valued = valued_link(request, self.state)
+        # A learner's targets read a page's outlinks, its links to URLs still queued too
+        # (the next states of its transitions): with a learner, this link joins its page's
+        # outlinks whether or not it wins. Other strategies read no outlinks.
+        learns = self.frontier.strategy.learns
+        evidence = self._link_evidence(request, valued) if learns else None
+        if evidence is not None:
+            record_outlink(self.state.pages, request, evidence)
+        if valued.prior <= self.frontier.prior_of(entry) + PRIOR_MARGIN:
             return
+        if evidence is None:
+            evidence = self._link_evidence(request, valued)
 
         def take_link_meta(queued: Request) -> None:
             for key in LINK_META_KEYS:

@@ -36,6 +36,7 @@ from adaptive_spider.frontier.linkevidence import (  # noqa: F401 (PARENT_KEY: a
 from adaptive_spider.frontier.pagelog import PageLog
 from adaptive_spider.relevance.base import PageRelevance, checked_score
 from adaptive_spider.relevance.expansion import QueryExpansion, mix
+from adaptive_spider.relevance.linkpreview import LinkPreviews
 from adaptive_spider.relevance.links import PageLinks, page_language
 from adaptive_spider.relevance.pagetext import PageFields, content_sha1, page_fields
 from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer, link_preview_text
@@ -153,6 +154,8 @@ class CrawlState:
         self._page_listeners: list[PageListener] = []
         # A link context's query terms (scored with the current statistics on each read).
         self._context_terms = functools.lru_cache(maxsize=CONTEXT_MEMO_SIZE)(self._terms_of_context)
+        #: The previews of the crawl's links (URL words and anchor text: their query terms).
+        self.link_previews = LinkPreviews(self.terms)
         # -- query expansion: words of the best pages so far, mixed into a link's similarity --
         self.expansion = QueryExpansion(
             self.terms,

@@ -121,12 +121,29 @@ class LinkEvidence:
         return self.static, self.domain_id, self.parent, self.prior
 
 
-def link_evidence(request: Request, state: CrawlState, round_discovered: int) -> LinkEvidence:
-    """The evidence of a request's link, as the crawl knows it now (found in frontier
-    round ``round_discovered``)."""
+class ValuedLink:
+    """A link's value as the crawl knows it now, without its features: its best anchor text,
+    preview, parent page id, anchor similarity, parent score and link prior."""
+
+    __slots__ = ("anchor", "preview", "parent", "similarity", "parent_score", "prior")
+
+    def __init__(
+        self, anchor: str, preview: LinkPreview, parent: int, similarity: float, parent_score: float, prior: float
+    ):
+        self.anchor = anchor
+        self.preview = preview
+        self.parent = parent
+        self.similarity = similarity
+        self.parent_score = parent_score
+        self.prior = prior
+
+
+def valued_link(request: Request, state: CrawlState) -> ValuedLink:
+    """A request's link valued as the crawl knows it now: enough to tell whether it is a better
+    link to a queued URL than the one it was queued by."""
     meta = request.meta
     anchor = anchor_text(request)
-    preview = LinkPreview.of(request, state.terms, anchor)
+    preview = state.link_previews.of(request, anchor)
     others = other_anchors(meta)
     if others:  # the preview's URL words stay; its terms become the best anchor's
         anchor, preview.term_ids = best_anchor(state, anchor, preview.term_ids, others, request.url)
@@ -135,16 +152,27 @@ def link_evidence(request: Request, state: CrawlState, round_discovered: int) ->
     similarity, parent_score, prior = link_value(
         state, preview.term_ids, anchor, request.url, context, parent, preview.is_file, language
     )
+    return ValuedLink(anchor, preview, parent, similarity, parent_score, prior)
+
+
+def link_evidence(
+    request: Request, state: CrawlState, round_discovered: int, valued: ValuedLink | None = None
+) -> LinkEvidence:
+    """The evidence of a request's link, as the crawl knows it now (found in frontier
+    round ``round_discovered``; ``valued``: the link's value, when the caller has it)."""
+    if valued is None:
+        valued = valued_link(request, state)
+    preview = valued.preview
     static = static_vector(
-        depth=int(meta.get("depth", 0) or 0),
-        parent_score=parent_score,
-        anchor_similarity=similarity,
+        depth=int(request.meta.get("depth", 0) or 0),
+        parent_score=valued.parent_score,
+        anchor_similarity=valued.similarity,
         path_segments=preview.path_depth,
         has_query=preview.has_query,
         round_discovered=round_discovered,
     )
     domain_id = state.domains.id_of(preview.domain)
-    return LinkEvidence(anchor, preview, static, domain_id, parent, prior)
+    return LinkEvidence(valued.anchor, preview, static, domain_id, valued.parent, valued.prior)
 
 
 def link_value(

@@ -53,3 +53,35 @@ class LinkPreview:
         depth = sum(1 for segment in parts.path.split("/") if segment)
         # lower: an IPv6 zone keeps its case
         return cls(hostname.lower(), depth, bool(parts.query), term_ids, names_a_file(parts.path))
+
+    def copy(self) -> LinkPreview:
+        return LinkPreview(self.domain, self.path_depth, self.has_query, self.term_ids, self.is_file)
+
+
+#: Previews a crawl remembers (by URL and anchor text); all are forgotten when this many are kept.
+PREVIEWS_MAX = 1 << 15
+
+
+class LinkPreviews:
+    """The previews of one crawl's links (one set of query terms), the recent ones remembered.
+
+    Half of a documentation crawl's valued links repeat a link valued before, URL and anchor
+    text alike. A preview depends on nothing else, so a repeat gets a copy of the first
+    (a copy: its reader may change its terms to another anchor's).
+    """
+
+    def __init__(self, terms: QueryTerms) -> None:
+        self.terms = terms
+        self._previews: dict[tuple[str, str], LinkPreview] = {}
+
+    def __len__(self) -> int:
+        return len(self._previews)
+
+    def of(self, request: Request, anchor: str) -> LinkPreview:
+        key = (request.url, anchor)
+        preview = self._previews.get(key)
+        if preview is None:
+            if len(self._previews) >= PREVIEWS_MAX:
+                self._previews.clear()
+            preview = self._previews[key] = LinkPreview.of(request, self.terms, anchor)
+        return preview.copy()
