@@ -15,7 +15,7 @@ import re
 
 import pytest
 import scrapy
-from scrapy import Request, signals
+from scrapy import Request, Spider, signals
 from scrapy.crawler import CrawlerRunner
 from scrapy.http import HtmlResponse
 from scrapy.linkextractors import LinkExtractor
@@ -29,7 +29,7 @@ from adaptive_spider.crawl.state import PARENT_KEY, CrawlState
 from adaptive_spider.demo.site import DemoSite, serve
 from adaptive_spider.relevance.links import PageLinks
 from spiders.focused import FocusedSpider
-from tests.conftest import TEST_SETTINGS, crawl_test, project_settings
+from tests.conftest import TEST_SETTINGS, crawl_test, project_settings, run_crawl
 
 QUERY = "astronomy telescopes planets and galaxies"
 ADDON = {"adaptive_spider.addon.AdaptiveAddon": 0}
@@ -184,7 +184,10 @@ async def crawl_evidence(spidercls, settings: Settings, **kwargs) -> Evidence:
 
 
 @crawl_test
-async def test_any_spider_links_carry_the_focused_spiders_evidence(link_site):
+async def test_any_spider_links_carry_the_focused_spiders_evidence(link_site, monkeypatch):
+    # Every link reaches the scheduler here, where its evidence is read: a page's links to
+    # URLs fetched already, dropped before it in a crawl, would depend on the fetch order.
+    monkeypatch.setattr(AdaptiveScheduler, "_is_settled", lambda self, url: False)
     focused = await crawl_evidence(FocusedSpider, project_settings(), query=QUERY, start_urls=link_site)
     plain = await crawl_evidence(PlainSpider, plain_project_settings(), url=link_site)
     rules = await crawl_evidence(RuleSpider, plain_project_settings(), url=link_site)
@@ -266,6 +269,56 @@ def test_repeats_of_a_page_are_dropped_only_where_the_dupefilter_would_drop_them
         middleware = _middleware(**settings)
         assert not middleware.drop_repeats
         assert len(list(middleware.process_spider_output(response, [Request(page), Request(page + "#y")]))) == 2
+
+
+def test_links_to_urls_the_scheduler_has_sent_are_dropped_before_it():
+    crawler = get_crawler(Spider, {"ADAPTIVE_QUERY": QUERY, "ADAPTIVE_STRATEGY": "bestfirst"})
+    crawler.spider = spider = Spider.from_crawler(crawler, name="spider")
+    scheduler = AdaptiveScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    middleware = RelevanceMiddleware.from_crawler(crawler)
+    sent, queued = "http://a.test/docs/sent.html", "http://a.test/docs/queued.html"
+    assert scheduler.enqueue_request(Request(sent))
+    assert scheduler.next_request().url == sent
+    assert scheduler.enqueue_request(Request(queued))
+    page = "http://a.test/docs/index.html"
+    response = _response(page, _page("Docs", '<a href="sent.html">Sent</a> <a href="queued.html">Queued</a>'))
+    middleware.process_spider_input(response)
+    outputs = [
+        Request(sent + "#part"),  # the scheduler would refuse it, and holds nothing to update
+        Request(queued),  # still queued: it may be the better link to it
+        Request(sent, dont_filter=True),
+        Request(sent, method="POST", body=b"q=1"),
+        Request("http://b.test/sent.html"),  # never seen
+    ]
+    kept = list(middleware.process_spider_output(response, outputs))
+    assert kept == outputs[1:]
+    stats = crawler.stats
+    assert stats.get_value("adaptive/links/settled_repeats") == 1
+    assert stats.get_value("adaptive/links/repeats_cross_site") is None
+    other = _response("http://c.test/", _page("C", '<a href="http://a.test/docs/sent.html">Sent</a>'))
+    middleware.process_spider_input(other)
+    assert list(middleware.process_spider_output(other, [Request(sent)])) == []
+    assert stats.get_value("adaptive/links/settled_repeats") == 2
+    assert stats.get_value("adaptive/links/repeats_cross_site") == 1
+    scheduler.close("finished")
+    assert len(list(middleware.process_spider_output(other, [Request(sent)]))) == 1, "no scheduler: all go on"
+
+
+@crawl_test
+async def test_dropping_links_to_sent_urls_loses_no_page_and_the_report_still_counts_them(demo_site, monkeypatch):
+    _, url = demo_site
+    settings = project_settings(ADAPTIVE_SELF_STOP=False)
+    dropping = await run_crawl(FocusedSpider, settings, query="telescope eyepiece", start_urls=url)
+    monkeypatch.setattr(AdaptiveScheduler, "_is_settled", lambda self, url: False)
+    reaching = await run_crawl(FocusedSpider, settings, query="telescope eyepiece", start_urls=url)
+    assert dropping.stats["adaptive/links/settled_repeats"] > 100
+    assert "adaptive/links/settled_repeats" not in reaching.stats
+    assert sorted(dropping.fetched) == sorted(reaching.fetched), "the same pages, every one once"
+    links = [crawl.stats for crawl in (dropping, reaching)]
+    for name in ("collected", "already_seen", "cross_site"):
+        assert links[0][f"adaptive/report/links/{name}"] == links[1][f"adaptive/report/links/{name}"], name
+    assert links[0]["dupefilter/filtered"] < links[1]["dupefilter/filtered"]
 
 
 class Fingerprinter:

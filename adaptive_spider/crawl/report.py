@@ -14,8 +14,10 @@ Definitions (also in docs/robustness.md):
 
 - *links collected*: requests the spider yielded (start requests included),
   counted when they reach the scheduler or when a spider middleware rule drops
-  them; redirects and retries are counted apart;
-- *already seen*: requests the scheduler rejected as duplicates;
+  them (the relevance middleware's repeats too); redirects and retries are counted apart;
+- *already seen*: requests rejected as duplicates, by the scheduler's dupefilter or
+  before it by the relevance middleware (a page's repeats of its own links, and its
+  links to URLs the scheduler judged and no longer holds);
 - *cross-site*: collected links to another host than the page they were found on;
 - *excluded by robots*: requests robots.txt forbade;
 - *excluded by rules*: requests dropped by a rule (trap guards, URL pattern
@@ -45,12 +47,12 @@ from datetime import datetime
 from numbers import Number
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, SupportsFloat, cast
-from urllib.parse import urlsplit
 
 from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from adaptive_spider.crawl.canonical import host_of
 from adaptive_spider.settings.config import AdaptiveConfig
 
 if TYPE_CHECKING:
@@ -74,17 +76,10 @@ RULE_STATS = {
 #: Of those, the ones dropped before the scheduler (so not counted as scheduled).
 SPIDER_SIDE_RULES = ("depth_limit", "url_length")
 TRAP_STATS_PREFIX = "adaptive/traps/"
-
-
-def _host(url: str) -> str:
-    """The host of an absolute URL, by string operations (every scheduled request pays it)."""
-    _, sep, rest = url.partition("://")
-    if not sep:
-        return (urlsplit(url).hostname or "").lower()
-    netloc = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
-    if netloc.startswith("["):  # an IPv6 literal
-        return netloc[1:].partition("]")[0].lower()
-    return netloc.partition(":")[0].lower()
+#: Stats of the repeats the relevance middleware drops before the scheduler (duplicates all),
+#: and of those the links to another host.
+REPEAT_STATS = ("adaptive/links/same_page_repeats", "adaptive/links/settled_repeats")
+REPEATS_CROSS_SITE_STAT = "adaptive/links/repeats_cross_site"
 
 
 def status_classes(stats: dict[str, Any]) -> dict[str, int]:
@@ -139,7 +134,7 @@ class CrawlReport:
             referer = request.headers.get(b"Referer")
             # A plain parse: Scrapy's weakly keyed parse cache costs more to fill than a parse,
             # and the request the scheduler queues is not the one the downloader sees.
-            if referer and self._referer_host(referer) != _host(request.url):
+            if referer and self._referer_host(referer) != host_of(request.url):
                 self.counts["cross_site"] += 1
 
     def _referer_host(self, referer: bytes) -> str:
@@ -148,7 +143,7 @@ class CrawlReport:
         if host is None:
             if len(self._referer_hosts) > 10_000:
                 self._referer_hosts.clear()
-            host = self._referer_hosts[referer] = _host(referer.decode("latin-1"))
+            host = self._referer_hosts[referer] = host_of(referer.decode("latin-1"))
         return host
 
     def item_scraped(self, item: Any, response: Response | None = None, spider: Spider | None = None) -> None:
@@ -178,14 +173,15 @@ class CrawlReport:
         ignored = stats.get("downloader/exception_type_count/scrapy.exceptions.IgnoreRequest", 0)
         documents = stats.get("adaptive/documents", stats.get("item_scraped_count", 0))
         pages, relevant = self._relevance_counts(stats)
+        repeats = sum(stats.get(name, 0) for name in REPEAT_STATS)
         return {
             "spider": spider_name,
             "finish_reason": reason,
             "links": {
-                "collected": self.counts["scheduled_links"] + dropped_by_spider_rules,
+                "collected": self.counts["scheduled_links"] + dropped_by_spider_rules + repeats,
                 # Scrapy's dupefilters count what they filter (a signal per duplicate costs more).
-                "already_seen": stats.get("dupefilter/filtered", 0),
-                "cross_site": self.counts["cross_site"],
+                "already_seen": stats.get("dupefilter/filtered", 0) + repeats,
+                "cross_site": self.counts["cross_site"] + stats.get(REPEATS_CROSS_SITE_STAT, 0),
                 "excluded_by_robots": stats.get("robotstxt/forbidden", 0),
                 "excluded_by_rules": sum(rules.values()),
                 "rules": dict(sorted(rules.items())),

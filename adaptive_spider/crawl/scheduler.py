@@ -202,6 +202,10 @@ class AdaptiveScheduler(BaseScheduler):
     def open(self, spider: Spider) -> Any:
         self.spider = spider
         self.state.attach_frontier(self.frontier)
+        if self._seen_urls is not None:
+            # The spider side may then drop a page's links to such URLs before they cost the
+            # middlewares below it, the engine's signal and this scheduler anything.
+            self.state.is_settled_url = self._is_settled
         if self.jobdir is not None:
             self.jobdir.load(spider)
         logger.info(
@@ -210,6 +214,7 @@ class AdaptiveScheduler(BaseScheduler):
         return self.df.open()
 
     def close(self, reason: str) -> Any:
+        self.state.is_settled_url = None
         self.counts.set_frontier(self.frontier.stats())
         if self.jobdir is not None:
             self.jobdir.save()
@@ -259,6 +264,12 @@ class AdaptiveScheduler(BaseScheduler):
             seen_urls.clear()
         seen_urls.add(request.url)
         return seen
+
+    def _is_settled(self, url: str) -> bool:
+        """Whether a GET request without a body for ``url`` would be refused as a duplicate,
+        with no queued entry a better link could update: the dupefilter judged the URL, and
+        the frontier released or dropped it."""
+        return url in cast("set[str]", self._seen_urls) and self.frontier.queued_entry(url) is None
 
     def _is_malformed(self, request: Request) -> bool:
         """A link whose host cannot exist (a placeholder such as ``http://<servername``) is

@@ -19,11 +19,17 @@ spider follows links from: a plain ``scrapy.Spider`` with a ``LinkExtractor`` or
 ``CrawlSpider`` gets the ranking ``scrapy crawl focused`` gets.
 
 A spider that follows every ``<a>`` of a page also yields the page itself
-(``#section`` links) and the same URL once per fragment. The dupefilter would
+(``#section`` links) and the same URL once per fragment, and every page of a site
+links again to its navigation's pages, fetched long ago. The dupefilter would
 drop those repeats; the middleware drops them first (GET requests without a body
 that may be filtered, when the dupefilter and the request fingerprinter are
 Scrapy's, which fingerprint a URL without its fragment), so they cost no further
-middleware, scheduler or link evidence. Stat: ``adaptive/links/same_page_repeats``.
+middleware, engine signal, scheduler or link evidence: a page's repeats of its own
+requests, and its links to URLs the scheduler has judged and no longer holds
+(``CrawlState.is_settled_url``; a link to a URL still queued goes on, since it may be
+the better link to it). Stats: ``adaptive/links/same_page_repeats``,
+``adaptive/links/settled_repeats`` and, of both, the links to another host than the
+page's, ``adaptive/links/repeats_cross_site`` (the crawl report counts them all).
 
 Enable it below Scrapy's DepthMiddleware (the add-on uses 800) so the depth of
 outgoing requests is set before it runs, and after HttpErrorMiddleware so that
@@ -38,7 +44,7 @@ from typing import TYPE_CHECKING, Any, cast
 from scrapy import Request
 from scrapy.utils.misc import load_object
 
-from adaptive_spider.crawl.canonical import judges_by_url
+from adaptive_spider.crawl.canonical import host_of, judges_by_url
 from adaptive_spider.crawl.state import PARENT_KEY, CrawlState
 from adaptive_spider.relevance.pagetext import is_html
 
@@ -47,9 +53,13 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response, TextResponse
 
+    from adaptive_spider.relevance.links import PageLinks
+
 #: What PageOutputs.complete returns for a request it drops.
 DROPPED = object()
 REPEATS_STAT = "links/same_page_repeats"
+SETTLED_STAT = "links/settled_repeats"
+CROSS_SITE_STAT = "links/repeats_cross_site"
 
 
 class RelevanceMiddleware:
@@ -98,7 +108,7 @@ class RelevanceMiddleware:
 class PageOutputs:
     """Completes the requests that the callback of one response yields (see the module)."""
 
-    __slots__ = ("state", "page_id", "links", "yielded", "dropped")
+    __slots__ = ("state", "page_id", "links", "yielded", "is_settled", "dropped", "settled", "cross_site", "_host")
 
     def __init__(self, state: CrawlState, response: Response, drop_repeats: bool) -> None:
         self.state = state
@@ -108,10 +118,12 @@ class PageOutputs:
         self.links = state.links_of(cast("TextResponse", response)) if html else None  # HTML: it has a selector
         #: URLs (without fragment) yielded from the page so far, the page's own first.
         self.yielded = {self.links.url} if self.links is not None and drop_repeats else None
-        self.dropped = 0
+        self.is_settled = state.is_settled_url if drop_repeats else None
+        self.dropped = self.settled = self.cross_site = 0
+        self._host: str | None = None  # the page's, read for the first repeat dropped
 
     def complete(self, output: Any) -> Any:
-        """``output`` with its link evidence, or DROPPED for a repeat of the page's requests."""
+        """``output`` with its link evidence, or DROPPED for a repeat (see the module)."""
         if not isinstance(output, Request):
             return output
         meta = output.meta
@@ -127,8 +139,11 @@ class PageOutputs:
         if yielded is not None and not output.dont_filter and output.method == "GET" and not output.body:
             if url in yielded:
                 self.dropped += 1
-                return DROPPED
+                return self._drop(url)
             yielded.add(url)
+            if self.is_settled is not None and self.is_settled(url):
+                self.settled += 1
+                return self._drop(url)
         link = links.find(url)
         if "link_text" not in meta:
             meta["link_text"] = link.text if link is not None else ""
@@ -144,9 +159,18 @@ class PageOutputs:
                 meta["link_language"] = language
         return output
 
+    def _drop(self, url: str) -> object:
+        if self._host is None:
+            self._host = host_of(cast("PageLinks", self.links).url)
+        if host_of(url) != self._host:
+            self.cross_site += 1
+        return DROPPED
+
     def close(self) -> None:
-        if self.dropped:
-            self.state.inc_stat(REPEATS_STAT, self.dropped)
+        counts = ((REPEATS_STAT, self.dropped), (SETTLED_STAT, self.settled), (CROSS_SITE_STAT, self.cross_site))
+        for stat, count in counts:
+            if count:
+                self.state.inc_stat(stat, count)
 
 
 def fragment_blind_filter(crawler: Crawler) -> bool:

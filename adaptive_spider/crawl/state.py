@@ -136,6 +136,9 @@ class CrawlState:
         )
         # The frontier that learns from rewards (attached by the scheduler when it opens).
         self.frontier: Frontier | None = None
+        #: Set by a scheduler that judges repeats by URL: whether a GET request without a body
+        #: for this URL would be refused as a duplicate, with no queued entry left to update.
+        self.is_settled_url: Callable[[str], bool] | None = None
         self._warned_no_frontier = False
         self.n_relevant = 0
         self.n_fetched = 0

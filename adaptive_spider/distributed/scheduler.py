@@ -151,6 +151,8 @@ class DistributedScheduler(AdaptiveScheduler):
     def open(self, spider: Spider) -> Any:
         self.spider = spider
         self.state.attach_frontier(self.frontier)
+        if self._seen_urls is not None:  # a page's links to URLs met before are dropped spider-side
+            self.state.is_settled_url = self._is_settled
         try:
             if self.flush_on_start:
                 self._delete_keys()
@@ -188,6 +190,7 @@ class DistributedScheduler(AdaptiveScheduler):
         return None
 
     def close(self, reason: str) -> Any:
+        self.state.is_settled_url = None
         if self.loop.running:
             self.loop.stop()
         if not self.joined:  # refused at open: nothing of the crawl to record or give back
