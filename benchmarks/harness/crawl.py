@@ -140,6 +140,7 @@ class FetchRecorder:
         terms = self.crawler.stats.get_value("adaptive/expansion/terms") or ""
         self.run.learned = terms  # results.json: query_learned of each run
         self.run.failed = failed_requests(self.crawler.stats.get_stats())
+        self.run.links = link_counts(self.crawler.stats.get_stats())
         if terms:  # what the query learned, beside the progress lines (the crawl logs at WARNING)
             print(f"{self.run.topic} {self.run.strategy}: query expansion {terms}", flush=True)
 
@@ -156,6 +157,20 @@ def failed_requests(stats: dict) -> dict:
         "robots_txt_errors": sum(v for k, v in stats.items() if k.startswith("robotstxt/exception_count/")),
         "hosts_tried": stats.get("robotstxt/request_count", 0),
         "unreachable_dropped": stats.get("adaptive/filtered/unreachable", 0),
+    }
+
+
+def link_counts(stats: dict) -> dict:
+    """What became of the links a crawl's spider yielded, to its end: ``enqueued`` (queued by
+    the scheduler: Scrapy's ``scheduler/enqueued``, the add-on's ``adaptive/enqueued``), ``dupefilter_filtered`` (refused by the scheduler's dupefilter), and the
+    repeats the relevance middleware dropped before the scheduler: ``same_page_repeats`` (a
+    page's repeats of its own links) and ``settled_repeats`` (links to URLs the scheduler had
+    judged and no longer held). Stock Scrapy has the first two only."""
+    return {
+        "enqueued": stats.get("scheduler/enqueued", stats.get("adaptive/enqueued", 0)),
+        "dupefilter_filtered": stats.get("dupefilter/filtered", 0),
+        "same_page_repeats": stats.get("adaptive/links/same_page_repeats", 0),
+        "settled_repeats": stats.get("adaptive/links/settled_repeats", 0),
     }
 
 

@@ -79,6 +79,8 @@ class Run:
     learned: str = ""
     #: What the crawl sent that gave no page, from its stats at its end (see :func:`failed_requests`).
     failed: dict = field(default_factory=dict)
+    #: What became of the links the spider yielded, from its stats at its end (see :func:`link_counts`).
+    links: dict = field(default_factory=dict)
 
     def found_at(self, relevant: set[str], budget: int) -> list[int]:
         """1-based fetch numbers (within the budget) at which a relevant page was fetched first."""

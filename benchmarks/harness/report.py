@@ -190,6 +190,7 @@ class Results:
                             "found_at": run.found_at(result.relevant, self.budget),
                             "query_learned": run.learned,
                             "failed_requests": run.failed,
+                            "links": run.links,
                         }
                         for run in runs
                     ]

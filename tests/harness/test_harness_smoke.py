@@ -81,6 +81,11 @@ def test_json_holds_sane_metrics_and_identical_reruns(smoke_run):
     assert topic["runs"]["tres"][0]["failed_requests"] == {
         "download_errors": 0, "robots_txt_errors": 0, "hosts_tried": 1, "unreachable_dropped": 0,
     }
+    # What became of the links: the add-on drops a page's links to pages it sent before the scheduler.
+    links = {strategy: topic["runs"][strategy][0]["links"] for strategy in ("tres", "stock")}
+    assert links["tres"]["settled_repeats"] > 0 and links["tres"]["enqueued"] > 0
+    assert links["stock"]["settled_repeats"] == links["stock"]["same_page_repeats"] == 0
+    assert links["stock"]["dupefilter_filtered"] > links["tres"]["dupefilter_filtered"]
     assert results["mean"]["tres"]["topics"] == 1
     # The AdaptiveScheduler's bfs is Scrapy's own breadth-first order, page for page.
     traces = {s: (out / "traces" / f"demo-astronomy-{s}-1.txt").read_text() for s in ("bfs", "stock")}
