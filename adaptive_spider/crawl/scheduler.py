@@ -267,8 +267,8 @@ class AdaptiveScheduler(BaseScheduler):
 
     def _is_settled(self, url: str) -> bool:
         """Whether a GET request without a body for ``url`` would be refused as a duplicate,
-        with no queued entry a better link could update: the dupefilter judged the URL, and
-        the frontier released or dropped it."""
+        with no queued entry a better link could update: the dupefilter judged the URL, and the
+        frontier released or dropped it (or ranks by no link prior: bfs, dfs and random)."""
         return url in cast("set[str]", self._seen_urls) and self.frontier.queued_entry(url) is None
 
     def _is_malformed(self, request: Request) -> bool:
