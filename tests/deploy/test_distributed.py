@@ -343,5 +343,10 @@ async def test_a_worker_judges_a_url_it_met_before_without_a_fingerprint(redis_s
     # Each URL once here and once in the shared filter's own check, none for the repeats.
     assert fingerprinted == [f"{url}astronomy/1.html"] * 2 + [f"{url}astronomy/2.html"] * 2
     assert scheduler.stats.get_value("dupefilter/filtered") == 5
+    # So the worker's spider side drops a page's links to them before they reach it.
+    settled = scheduler.state.is_settled_url
+    assert settled is not None and settled(f"{url}astronomy/1.html") and settled(f"{url}astronomy/2.html")
+    assert not settled(f"{url}astronomy/3.html")
     other.close("shutdown")
     scheduler.close("finished")
+    assert scheduler.state.is_settled_url is None
