@@ -211,6 +211,34 @@ def test_a_blend_that_the_best_pages_use_joins_the_query():
     assert expansion.terms == ["regex"]
 
 
+def test_a_shorter_form_of_a_query_word_matches_its_own_word_only():
+    """The best pages say "multi-threaded", so "multi" (a shorter form of the query's
+    "multiple", said as a word of its own) joins the query. It names the pages' multi-threaded
+    code, not every word it starts: a link to std::multimap or to multibyte characters gains
+    nothing from it."""
+    expansion = QueryExpansion(QueryTerms("run code in multiple threads"), min_background=8, variants_only=True)
+    for i in range(40):
+        if i % 4 == 0:
+            body = "multi-threaded programs, multi-producer queues " * 5
+            expansion.observe(PageFields(f"http://s.test/mt/{i}.html", f"Threads {i}", "Threads", body), 0.9)
+        else:
+            expansion.observe(PageFields(f"http://s.test/m/{i}.html", f"Misc {i}", "", "kitchen garden " * 5), 0.0)
+    assert expansion.terms == ["multi"]
+    assert expansion.share_of_link("Multi-threaded servers", "http://x.test/servers.html") > 0
+    assert expansion.share_of_link("Guide", "http://x.test/multi_thread/guide.html") > 0
+    for anchor, url in [
+        ("std::multimap", "http://x.test/w/cpp/container/multimap.html"),
+        ("mbtowc", "http://x.test/w/c/string/multibyte/mbtowc.html"),
+        ("multiprocessing", "http://x.test/library/multiprocessing.html"),
+    ]:
+        assert expansion.share_of_link(anchor, url) == 0.0
+    # A term that spells a query word otherwise, longer, still matches every word it starts.
+    terms = QueryTerms.of_stems(["multi", "asynchronous", "creat"], [0.4, 0.3, 0.3], whole_words=["multi", "creat"])
+    assert terms.present_ids("multimap asynchronously multi") == (0, 1)
+    assert terms.present_ids("multimap multibyte") == ()
+    assert terms.present_ids("created creating") == (2,) and terms.present_ids("create creation") == ()
+
+
 def variant_feedback(n: int = 40) -> list[tuple[PageFields, float]]:
     """Relevant pages that say "asynchronous" (a variant of the query's "asyncio") and "nebula"
     (no variant of any query word) on every page; unrelated pages that say neither."""

@@ -319,7 +319,11 @@ class QueryExpansion:
         return True
 
     def _set_terms(self, terms: list[str], weights: list[float]) -> None:
-        self.matcher = QueryTerms.of_stems(terms, weights)
+        # A shorter form of a query word is a term because the pages use it as a word of its
+        # own ("async" beside "asyncio"): it matches that word, not every word it starts
+        # ("multi" of "multi-threaded" is no "multimap" or "multibyte").
+        shorter = [stem for stem in terms if any(t.startswith(stem) and t != stem for t in self.query.terms)]
+        self.matcher = QueryTerms.of_stems(terms, weights, whole_words=shorter)
         self._weight_list = [float(weight) for weight in weights]
 
     # -- matching -----------------------------------------------------------------------
