@@ -8,13 +8,15 @@ Crawl4AI's query expansion) does: from the ``feedback_pages`` most relevant page
 fetched so far it takes the words that are frequent there, in the title, URL and
 headings above all, and rare in the crawl's background (document frequencies over
 every fetched page). The ``n_terms`` best become *expansion terms*, weighted by that
-score and matched as the query terms are (light stems, prefixes from four letters).
+score and matched as the query terms are (light stems, prefixes from four letters), except a
+shorter form of a query word, which matches only the words it is the stem of (below).
 
 By default (``variants``) an expansion term must also be a *variant* of a query word: the
 two share their first five letters and most of the shorter one's ("asynchronous" and
 "asyncio", "executor" and "execution"), and the term is no shorter form of the query word
 ("creat" of "create" matches every word the query word does, and more) unless the pages
-use it as a word of its own ("async" beside "asyncio": Flask's "Using async and await"), or a
+use it as a word of its own ("async" beside "asyncio": Flask's "Using async and await"; it then
+matches that word, not every word it starts: "multi" of "multi-threaded" is no "multimap"), or a
 *blend* of two neighbouring query words, as technical writing names a thing in one word
 ("regex" for "regular expressions", "condvar" for "condition variable"). Any frequent
 word (``feedback``, RM3's rule) also brings the best pages' neighbouring topics: on the
