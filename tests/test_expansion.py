@@ -233,7 +233,7 @@ def test_a_shorter_form_of_a_query_word_matches_its_own_word_only():
     ]:
         assert expansion.share_of_link(anchor, url) == 0.0
     # A term that spells a query word otherwise, longer, still matches every word it starts.
-    terms = QueryTerms.of_stems(["multi", "asynchronous", "creat"], [0.4, 0.3, 0.3], whole_words=["multi", "creat"])
+    terms = QueryTerms.of_stems(["multi", "asynchronous", "creat"], [0.4, 0.3, 0.3], exact_stems=["multi", "creat"])
     assert terms.present_ids("multimap asynchronously multi") == (0, 1)
     assert terms.present_ids("multimap multibyte") == ()
     assert terms.present_ids("created creating") == (2,) and terms.present_ids("create creation") == ()

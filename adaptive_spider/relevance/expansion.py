@@ -325,7 +325,7 @@ class QueryExpansion:
         # own ("async" beside "asyncio"): it matches that word, not every word it starts
         # ("multi" of "multi-threaded" is no "multimap" or "multibyte").
         shorter = [stem for stem in terms if any(t.startswith(stem) and t != stem for t in self.query.terms)]
-        self.matcher = QueryTerms.of_stems(terms, weights, whole_words=shorter)
+        self.matcher = QueryTerms.of_stems(terms, weights, exact_stems=shorter)
         self._weight_list = [float(weight) for weight in weights]
 
     # -- matching -----------------------------------------------------------------------

@@ -107,24 +107,24 @@ class QueryTerms:
         ranked = sorted(weights.items(), key=lambda item: -item[1])[:MAX_TERMS]
         self.terms: list[str] = [term for term, _ in ranked]
         self.weights = np.array([weight for _, weight in ranked], dtype=np.float64)
-        #: Terms that match their own word only, not as a prefix (see :meth:`of_stems`).
-        self.whole_words: frozenset[str] = frozenset()
+        #: Terms that match only the words whose light stem they are, not as a prefix (see :meth:`of_stems`).
+        self.exact_stems: frozenset[str] = frozenset()
         self._pattern = self._compile(self.terms)
         self._word_terms: dict[str, tuple[int, ...]] = {}
         #: Whether a term matches a word that :func:`url_words` leaves out ("html", "www"...).
         self.matches_url_noise = self._pattern is not None and any(self._pattern.search(w) for w in _URL_NOISE)
 
     @classmethod
-    def of_stems(cls, stems: list[str], weights: list[float], whole_words: Iterable[str] = ()) -> QueryTerms:
+    def of_stems(cls, stems: list[str], weights: list[float], exact_stems: Iterable[str] = ()) -> QueryTerms:
         """Terms that are stems already (not stemmed again), with their weights, in this order.
 
-        A term in ``whole_words`` matches the words it is the light stem of ("creat": "created",
+        A term in ``exact_stems`` matches only the words it is the light stem of ("creat": "created",
         "creating"), however long: not every word it starts ("create", "creation")."""
         terms = cls()
         terms.terms = list(stems)
         terms.sequence = list(stems)
         terms.weights = np.array(weights, dtype=np.float64)
-        terms.whole_words = frozenset(whole_words) & set(stems)
+        terms.exact_stems = frozenset(exact_stems) & set(stems)
         terms._pattern = cls._compile(terms.terms)
         terms.matches_url_noise = terms._pattern is not None and any(terms._pattern.search(w) for w in _URL_NOISE)
         return terms
@@ -135,7 +135,7 @@ class QueryTerms:
     @staticmethod
     def _compile(terms: list[str]) -> re.Pattern[str] | None:
         """One pattern for every word that any term may match (longest terms first; a
-        whole-word term's candidates are checked in :meth:`terms_of`)."""
+        term of ``exact_stems`` has its candidates checked in :meth:`terms_of`)."""
         if not terms:
             return None
         alternatives = []
@@ -148,12 +148,12 @@ class QueryTerms:
         """Indexes of every term a word matches: "asyncio" counts for "async" and "asyncio"."""
         found = self._word_terms.get(word)
         if found is None:
-            whole_words = self.whole_words
+            exact_stems = self.exact_stems
             found = tuple(
                 index
                 for index, term in enumerate(self.terms)
                 if (
-                    (light_stem(word) == term if term in whole_words else word.startswith(term))
+                    (light_stem(word) == term if term in exact_stems else word.startswith(term))
                     if len(term) >= PREFIX_MIN_LENGTH
                     else word in (term, term + "s", term + "es")
                 )
