@@ -19,21 +19,17 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from benchmarks.harness.cli import spec_folder
+from benchmarks.harness.cli import BadInput, _reference_labels, spec_folder
+from benchmarks.page_scores import _run_metadata, _topics_file
 from benchmarks.webbench.bigweb import SLOW_HOSTS
 
 EXIT_BAD_INPUT = 2
-
-
-class BadInput(Exception):
-    """A run folder, topic or labels file this cannot read."""
 
 
 def pace_rows(urls: list[str], relevant: set[str], hosts: Iterable[str], every: int) -> list[dict]:
@@ -72,29 +68,14 @@ def markdown(rows: list[dict], hosts: list[str], relevant: int) -> str:
 
 
 def _labels(run: Path, labels_path: str | None) -> Mapping[str, list[str]]:
-    if labels_path is None:
-        try:
-            topics_file = Path(json.loads((run / "results.json").read_text(encoding="utf-8"))["harness"]["topics_file"])
-        except (OSError, ValueError, KeyError) as error:
-            raise BadInput(f"{run}: not a harness output folder ({error})") from None
-        if not topics_file.exists():
-            # Run elsewhere: a repository path from the repository's root, a spec file from this
-            # machine's spec folder (../shared/bigweb).
-            here = Path(__file__).resolve().parents[1] / topics_file
-            spec = spec_folder("big")
-            if here.exists() or spec is None:
-                topics_file = here
-            else:
-                topics_file = spec / topics_file.name
-        name = topics_file.name
-        candidate = topics_file.with_name("labels" + name[len("topics") :]) if name.startswith("topics") else None
-        if candidate is None or not candidate.is_file():
-            raise BadInput(f"no labels file beside {topics_file}: give --labels")
-        labels_path = str(candidate)
-    try:
-        return json.loads(Path(labels_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise BadInput(f"--labels: cannot read {labels_path}: {error}") from None
+    """The run's labels: ``--labels``, else the file beside its topics file, as the harness finds it."""
+    topics_file = _topics_file(_run_metadata(run))
+    if not Path(topics_file).exists() and (spec := spec_folder("big")) is not None:
+        topics_file = str(spec / Path(topics_file).name)  # the spec's file, run on another machine
+    reference = _reference_labels(labels_path, topics_file)
+    if reference is None:
+        raise BadInput(f"no labels file beside {topics_file}: give --labels")
+    return reference[1]
 
 
 def main(argv: list[str] | None = None) -> int:
