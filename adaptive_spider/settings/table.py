@@ -435,7 +435,7 @@ SECTIONS: tuple[Section, ...] = (
             ("ADAPTIVE_DOMAIN_MAX_PAGES", 0, integer(0), "Most pages fetched per domain (0: no cap)."),
             (
                 "ADAPTIVE_NEW_DOMAIN_SHARE",
-                0.1,
+                0.2,
                 real(0.0, 1.0),
                 (
                     "Share of releases that may go to domains nothing was fetched from yet, one link each (the "
