@@ -295,10 +295,22 @@ def run_metadata(args, strategies: list[str], argv: list[str]) -> dict:
     }
 
 
+#: What a run's "+changes" does not count: results and prose, which a session writes while it
+#: measures, and which change no crawl.
+_NOT_CODE = (":(exclude)benchmarks/results", ":(exclude)docs", ":(exclude)*.md")
+
+
 def _git_commit() -> str | None:
+    """The commit of the code measured; "+changes" if the code differs from it."""
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PROJECT, capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=PROJECT, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", ".", *_NOT_CODE],
+            cwd=PROJECT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if commit.returncode != 0:
