@@ -46,6 +46,7 @@ from benchmarks.harness.crawl import (
     STOCK,
     STRATEGIES,
     CrawlOptions,
+    crawl_settings,
     replay_crawl,
     run_crawl,
     stop,
@@ -175,9 +176,29 @@ def check_arguments(args) -> tuple[list[str], dict, list[str]]:
         if not equals or not name.strip():
             raise BadInput(f"--set: expected NAME=VALUE, got {item!r}")
         extra[name.strip()] = value
+    _check_settings(extra, strategies)
     if args.proxy and not args.proxy.startswith(("http://127.0.0.1:", "http://localhost:")):
         raise BadInput(f"--proxy: the offline web runs on 127.0.0.1 only, got {args.proxy!r}")
     return strategies, extra, replay
+
+
+def _check_settings(extra: dict[str, str], strategies: list[str]) -> None:
+    """Refuse a ``--set`` the crawls would not take: a misspelled ``ADAPTIVE_*`` name (Scrapy
+    ignores unknown names, so the run would measure the default and say it measured the
+    setting), or a value the add-on rejects at the first crawl's start."""
+    from adaptive_spider.settings.config import AdaptiveConfig, unknown_settings
+    from adaptive_spider.settings.parsers import ConfigError
+
+    for name, closest in unknown_settings(extra):
+        hint = f"; did you mean {closest}?" if closest else "; see docs/settings.md"
+        raise BadInput(f"--set: {name} is not an adaptive_spider setting{hint}")
+    for strategy in strategies:
+        if strategy == STOCK:
+            continue
+        try:
+            AdaptiveConfig.from_settings(crawl_settings(strategy, CrawlOptions(extra=extra).for_topic("topic")))
+        except ConfigError as error:
+            raise BadInput(f"--set: {error}") from None
 
 
 def load_web(args):

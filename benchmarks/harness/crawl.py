@@ -135,6 +135,10 @@ class FetchRecorder:
     def finish(self) -> None:
         wall, cpu = self.reached or self.elapsed()
         self.run.seconds, self.run.cpu_seconds = wall, cpu
+        try:
+            self.crawler.stats  # noqa: B018 - Scrapy raises here until the crawl has started
+        except RuntimeError:
+            return  # the crawl failed before it started (a setting it refused): nothing to read
         reason = self.crawler.stats.get_value("finish_reason") or ""
         self.run.finish_reason = reason
         terms = self.crawler.stats.get_value("adaptive/expansion/terms") or ""

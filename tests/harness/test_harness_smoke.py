@@ -146,3 +146,40 @@ def test_failed_requests_are_read_from_the_crawl_stats():
     }
     assert failed_requests(stats) == {"download_errors": 7, "robots_txt_errors": 4, "hosts_tried": 6, "unreachable_dropped": 5}
     assert failed_requests({}) == {"download_errors": 0, "robots_txt_errors": 0, "hosts_tried": 0, "unreachable_dropped": 0}
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        # Scrapy ignores unknown names: the run would measure the default under the setting's name.
+        ("ADAPTIVE_NEW_DOMAIN_SHAR=0.3", "did you mean ADAPTIVE_NEW_DOMAIN_SHARE?"),
+        ("ADAPTIVE_NEW_DOMAIN_SHARE=2", "ADAPTIVE_NEW_DOMAIN_SHARE: must be <= 1.0"),
+        # Valid alone, refused together: found before the first crawl, not as a crawl's traceback.
+        ("ADAPTIVE_EPSILON_START=0", "ADAPTIVE_EPSILON_END: must not exceed ADAPTIVE_EPSILON_START"),
+    ],
+)
+def test_a_set_the_crawls_would_not_take_ends_the_run_before_it_starts(tmp_path, capsys, setting, message):
+    from benchmarks.harness.cli import EXIT_BAD_INPUT, main
+
+    site, topics, _ = write_demo(tmp_path, hubs_per_topic=1, articles_per_hub=2)
+    out = tmp_path / "out"
+    argv = ["--folder", str(site), "--topics", str(topics), "--out", str(out), "--strategies", "bestfirst,stock"]
+    assert main([*argv, "--set", setting]) == EXIT_BAD_INPUT
+    error = capsys.readouterr().err
+    assert f"--set: {setting.split('=')[0]}" in error or "--set: ADAPTIVE_EPSILON_END" in error
+    assert message in error
+    assert not out.exists()  # refused before anything was written
+
+
+def test_a_crawl_that_never_started_is_recorded_without_its_stats():
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
+    from benchmarks.harness.crawl import FetchRecorder
+    from benchmarks.harness.metrics import Run
+
+    run = Run("topic", "bestfirst")
+    recorder = FetchRecorder(Crawler(Spider), run, 10)
+    recorder.start_clock()
+    recorder.finish()  # the crawl's settings were refused: no stats to read, and no second error
+    assert run.seconds >= 0 and run.finish_reason == ""
