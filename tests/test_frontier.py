@@ -18,6 +18,10 @@ from adaptive_spider.frontier.sections import SectionReturns, owned_section, sec
 from adaptive_spider.settings.config import AdaptiveConfig
 
 
+#: TRES with its random picks off: its order is then bestfirst's key until it has learned.
+NO_RANDOM_PICKS = {"warmup_pages": 0, "epsilon_start": 0.0, "epsilon_end": 0.0}
+
+
 def make_frontier(**settings):
     # Each test here checks one rule of the order; the share for new domains is tested on its own.
     settings.setdefault("new_domain_share", 0.0)
@@ -32,11 +36,13 @@ def add(frontier, url, *, anchor=0.0, parent_score=0.0, parent=-1, priority=0, d
     return frontier.add(request, static, domain_id, parent, 0.7 * anchor + 0.3 * parent_score)
 
 
-def lifting_frontier(section_lift):
-    """bestfirst with the section lift bounded by ``section_lift`` (1: off), lib.test and
-    other.test answered once (no probe), no new-domain share."""
+def lifting_frontier(section_lift, strategy="bestfirst"):
+    """``strategy`` (TRES without random picks) with the section lift bounded by
+    ``section_lift`` (1: off), lib.test and other.test answered once (no probe), no new-domain share."""
+    settings = {"ADAPTIVE_NEW_DOMAIN_SHARE": 0.0, "ADAPTIVE_SECTION_LIFT": section_lift, "ADAPTIVE_STRATEGY": strategy}
+    settings.update({f"ADAPTIVE_{k.upper()}": v for k, v in NO_RANDOM_PICKS.items()})
     frontier = Frontier(
-        AdaptiveConfig.from_settings({"ADAPTIVE_NEW_DOMAIN_SHARE": 0.0, "ADAPTIVE_SECTION_LIFT": section_lift}),
+        AdaptiveConfig.from_settings(settings),
         DomainProfiles(),
         PageLog(section_lift=section_lift),
     )
@@ -95,13 +101,14 @@ def test_sibling_score_follows_fetched_siblings_of_the_same_context():
     assert beside == pytest.approx((2.0 + 0.2) / 3) and elsewhere == pytest.approx(0.2)
 
 
-def test_bestfirst_lets_a_list_whose_fetched_links_missed_give_way():
+@pytest.mark.parametrize("strategy", ["bestfirst", "tres"])
+def test_a_list_whose_fetched_links_missed_gives_way(strategy):
     """A long list under a heading that shares a word with the query ("Variables" for
     "condition variables") ranks above a weaker link elsewhere until its first entries miss;
-    a list whose links were relevant keeps its rank."""
+    a list whose links were relevant keeps its rank. TRES ranks by the same key."""
 
     def crawl(patience):
-        frontier = make_frontier(strategy="bestfirst", sibling_patience=patience)
+        frontier = make_frontier(strategy=strategy, sibling_patience=patience, **NO_RANDOM_PICKS)
         for host in ("tool.test", "lib.test"):
             frontier.domains.record_response(host, 200, 0.01)  # both answered: no probe waits
         listing = frontier.pages.add(domain_id=0, relevance=0.3)
@@ -123,7 +130,7 @@ def test_bestfirst_lets_a_list_whose_fetched_links_missed_give_way():
     assert crawl(patience=0) == 40  # the prior alone: the whole list first (0.09 > 0.07)
     assert crawl(patience=4) == 2  # two misses: 0.09 * 4 / 6 = 0.06 < 0.07
 
-    frontier = make_frontier(strategy="bestfirst", sibling_patience=4)
+    frontier = make_frontier(strategy=strategy, sibling_patience=4, **NO_RANDOM_PICKS)
     frontier.domains.record_response("lib.test", 200, 0.01)
     listing = frontier.pages.add(domain_id=0, relevance=0.3)
     for i in range(3):
@@ -137,14 +144,15 @@ def test_bestfirst_lets_a_list_whose_fetched_links_missed_give_way():
     assert urls[-1] == "http://lib.test/other"
 
 
-def test_bestfirst_brings_forward_a_section_whose_pages_were_relevant_and_lets_one_that_missed_give_way():
+@pytest.mark.parametrize("strategy", ["bestfirst", "tres"])
+def test_a_section_whose_pages_were_relevant_comes_forward_and_one_that_missed_gives_way(strategy):
     """A package whose fetched classes were relevant brings its other classes (no word of the
     query in their names) before better-named links elsewhere; a directory whose pages missed
     keeps its links' priors. The entries were queued before the sections' pages were scored:
-    a rise re-ranks them."""
+    a rise re-ranks them (TRES: its first at once, later ones every 16 pages at most)."""
 
     def order(section_lift):
-        frontier = lifting_frontier(section_lift)
+        frontier = lifting_frontier(section_lift, strategy)
         for i in range(3):
             add(frontier, f"http://lib.test/concurrent/Map{i}", anchor=0.3)
             add(frontier, f"http://other.test/misc/Page{i}", anchor=0.4)
@@ -218,6 +226,30 @@ def test_a_sections_lift_is_bounded_shrunk_toward_the_crawls_mean_never_below_on
     assert SectionReturns(most=1.0).lift("http://lib.test/good/x") == 1.0
 
 
+def test_many_entries_sibling_misses_and_section_lifts_read_at_once_are_those_read_one_by_one():
+    """TRES ranks whole leaves at once: the vectorised reads must agree with bestfirst's."""
+    frontier = lifting_frontier(3.0, "tres")
+    pages = frontier.pages
+    listing = pages.add(domain_id=0, relevance=0.3)
+    entries = [
+        add(frontier, f"http://lib.test/{section}/{i}", parent=listing, context=section)
+        for section in ("concurrent", "driver", "misc")
+        for i in range(4)
+    ]
+    entries.append(add(frontier, "http://other.test/no/parent"))
+    for i in range(3):
+        pages.add(domain_id=0, relevance=0.05, group_id=pages.group_of(listing, "driver"))
+        pages.sections.record(f"http://lib.test/concurrent/c{i}", 0.8)
+        pages.sections.record(f"http://lib.test/driver/d{i}", 0.05)
+    pages.add(domain_id=0, relevance=0.9, group_id=pages.group_of(listing, "misc"))
+    ids = np.array(entries, dtype=np.int64)
+    misses = frontier.sibling_misses_of(ids)
+    assert misses.tolist() == [frontier.sibling_misses(e) for e in entries]
+    assert misses.max() == 3.0 and misses[-1] == 0.0  # the driver list's misses; a link of no page has none
+    assert frontier.section_lifts(ids).tolist() == [frontier.section_lift(e) for e in entries]
+    assert frontier.section_lifts(ids)[0] > 1.0 == frontier.section_lifts(ids)[4]
+
+
 def test_a_directory_named_after_a_fetched_page_starts_from_that_pages_relevance():
     """cppreference and BoostBook file a class's members in a directory named after the class's
     page: before any member is fetched, the directory ranks by what the class's page gave, if
@@ -263,12 +295,13 @@ def test_bestfirst_brings_forward_the_queued_members_of_a_class_whose_page_was_r
     assert order(section_lift=1.0) == ["misc"] * 3 + ["random"] * 3
 
 
-def test_bestfirst_ranks_blind_links_nearest_the_seeds_first_during_the_cold_start_only():
+@pytest.mark.parametrize("strategy", ["bestfirst", "tres"])
+def test_blind_links_come_nearest_the_seeds_first_during_the_cold_start_only(strategy):
     """Below ADAPTIVE_HOLD_BELOW a prior shows no sign of relevance: during the cold start such
     links come nearest the seeds first, and as deep by their prior; after it, by their prior."""
 
     def order(blind_below):
-        frontier = make_frontier(strategy="bestfirst")
+        frontier = make_frontier(strategy=strategy, **NO_RANDOM_PICKS)
         frontier.domains.record_response("a.test", 200, 0.01)
         add(frontier, "http://a.test/contents", depth=1)  # no sign at all, next to the seed
         add(frontier, "http://a.test/far", parent_score=0.16, depth=3)  # prior 0.048: a weak parent only
@@ -282,7 +315,7 @@ def test_bestfirst_ranks_blind_links_nearest_the_seeds_first_during_the_cold_sta
     assert order(0.05) == ["sign", "near", "contents", "far"]
     assert order(None) == ["sign", "far", "near", "contents"]
 
-    frontier = make_frontier(strategy="bestfirst")
+    frontier = make_frontier(strategy=strategy, **NO_RANDOM_PICKS)
     frontier.domains.record_response("a.test", 200, 0.01)
     add(frontier, "http://a.test/contents", depth=1)
     add(frontier, "http://a.test/far", parent_score=0.16, depth=3)

@@ -35,6 +35,7 @@ import numpy as np
 from adaptive_spider.frontier.features import DEPTH_SCALE, STATIC_NAMES, assemble
 from adaptive_spider.frontier.learn.linkclassifier import TOKEN_WIDTH, link_tokens
 from adaptive_spider.frontier.linkevidence import anchor_text, link_context
+from adaptive_spider.frontier.sections import EntrySections
 from adaptive_spider.frontier.store import FrontierStore
 from adaptive_spider.frontier.strategies.base import Choice, Strategy
 from adaptive_spider.frontier.strategies.baselines import (
@@ -136,6 +137,8 @@ class Frontier:
         self.strategy: Strategy = (build_strategy or _construct)(cls, self, config, self.rng)
         # A link's hashed URL and anchor tokens are kept only for a strategy that reads them.
         self.store = FrontierStore(token_width=TOKEN_WIDTH if self.strategy.reads_link_tokens else 0)
+        # Each entry's site section, for a strategy that reads many entries' section lifts at once.
+        self.entry_sections = EntrySections() if self.strategy.reads_section_lifts and pages.sections.enabled else None
         self.tier_sizes: Counter = Counter()
         # Entries of slow domains, released when nothing faster is left.
         self.slow_deferred: deque = deque()
@@ -202,6 +205,8 @@ class Frontier:
         group = self.pages.group_of(parent_id, link_context(request))
         tokens = link_tokens(request.url, anchor_text(request)) if self.strategy.reads_link_tokens else None
         entry = self.store.add(request, static, domain_id, parent_id, prior, group, order, tokens)
+        if self.entry_sections is not None:
+            self.entry_sections.note(entry, request.url)
         tier = int(request.priority)
         self.tier_sizes[tier] += 1
         if self.listener is not None:  # first: the gain strategy reads the entry's link value
@@ -341,6 +346,10 @@ class Frontier:
         """Fetched links of an entry's sibling group, while none of them led to a relevant page."""
         return self.pages.misses(int(self.store.group[entry]))
 
+    def sibling_misses_of(self, entries: np.ndarray) -> np.ndarray:
+        """:meth:`sibling_misses` of many entries at once."""
+        return self.pages.misses_of(self.store.group[entries])
+
     def arrival_order_of(self, entry: int) -> int:
         return int(self.store.order[entry])
 
@@ -349,12 +358,21 @@ class Frontier:
         mean (:meth:`~adaptive_spider.frontier.sections.SectionReturns.lift`; 1 when off)."""
         return self.pages.sections.lift(self.store.requests.url(entry))
 
+    def section_lifts(self, entries: np.ndarray) -> np.ndarray:
+        """:meth:`section_lift` of many entries at once."""
+        if self.entry_sections is None:
+            return np.ones(len(entries))
+        return self.entry_sections.lifts(entries, self.pages.sections)
+
     def take_raised_sections(self) -> list[str]:
         """Sections whose lift rose notably since their entries were last ranked."""
         return self.pages.sections.take_raised()
 
     def is_queued(self, entry: int) -> bool:
         return bool(self.store.live[entry])
+
+    def explored_share(self) -> float:
+        return self.n_explored / self.n_released if self.n_released else 0.0
 
     def expected_gain(self, entry: int) -> float:
         """The listener's current expected gain of a queued entry (its link prior without one)."""

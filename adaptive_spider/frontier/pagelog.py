@@ -129,6 +129,16 @@ class PageLog:
             return own
         return own + self.OTHER_GROUPS_SHARE * (float(self.links_n[page]) - own)
 
+    def misses_of(self, group_ids: np.ndarray) -> np.ndarray:
+        """:meth:`misses` of many groups at once (a leaf of TRES' frontier ranked anew)."""
+        group_ids = np.asarray(group_ids, dtype=np.int64)
+        valid = (group_ids >= 0) & (group_ids < len(self.group_ids))
+        ids = np.where(valid, group_ids, 0)
+        own = self.group_n[ids].astype(np.float64)
+        pages = self.group_page[ids]
+        others = np.where(self.links_hits[pages] > 0, 0.0, self.OTHER_GROUPS_SHARE * (self.links_n[pages] - own))
+        return np.where(valid & (self.group_hits[ids] == 0), own + others, 0.0)
+
     def add_child(
         self, page_id: int, static: np.ndarray, domain_id: int, prior: float = 0.0, group_id: int = -1
     ) -> None:

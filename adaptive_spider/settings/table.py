@@ -170,8 +170,8 @@ SECTIONS: tuple[Section, ...] = (
                 real(0.0, 1.0),
                 (
                     "Link prior below which a link counts as having no sign of relevance (0: never hold). During "
-                    "the cold start bestfirst ranks such links below the others, nearest the seeds first and as deep "
-                    "by their prior: their priors then are the noise of a few pages' statistics."
+                    "the cold start bestfirst and tres rank such links below the others, nearest the seeds first "
+                    "and as deep by their prior: their priors then are the noise of a few pages' statistics."
                 ),
             ),
             (
@@ -218,9 +218,9 @@ SECTIONS: tuple[Section, ...] = (
                 4,
                 integer(0),
                 (
-                    "bestfirst: while none of the fetched links of a sibling group (one page's links under one "
-                    "heading or list label) led to a relevant page (ADAPTIVE_RELEVANT_THRESHOLD), the group's "
-                    "queued links rank by prior * patience / (patience + misses): a long list whose heading "
+                    "bestfirst and tres: while none of the fetched links of a sibling group (one page's links "
+                    "under one heading or list label) led to a relevant page (ADAPTIVE_RELEVANT_THRESHOLD), the "
+                    "group's queued links rank by prior * patience / (patience + misses): a long list whose heading "
                     "shares a word with the query gives way to other links once its first entries miss. "
                     "While none of a page's fetched links was relevant, its links in other groups count a "
                     "quarter of a miss each (0: the prior alone)."
@@ -231,7 +231,7 @@ SECTIONS: tuple[Section, ...] = (
                 3.0,
                 real(1.0, 100.0),
                 (
-                    "bestfirst: a queued link ranks by its prior times its section's lift: the mean relevance "
+                    "bestfirst and tres: a queued link ranks by its prior times its section's lift: the mean relevance "
                     "of the fetched pages of its URL's host and directory (shrunk by three pages toward the "
                     "crawl's mean, or toward the relevance of a relevant page the directory is named after: "
                     "x/y/ after x/y.html) over the crawl's mean, cubed, within [1, lift]. A package whose "
@@ -322,15 +322,22 @@ SECTIONS: tuple[Section, ...] = (
             ),
             (
                 "ADAPTIVE_WARMUP_PAGES",
-                8,
+                0,
                 integer(0),
-                "Pages released at random (among leaf candidates) before the network decides.",
+                (
+                    "Pages released at random (among leaf candidates) before the network decides (0: none; "
+                    "the network ranks only once ADAPTIVE_SCORER_CHECK_PAGES finds it predicts better than "
+                    "the prior, and random picks during the cold start cost pages)."
+                ),
             ),
             (
                 "ADAPTIVE_EPSILON_START",
                 0.1,
                 real(0.0, 1.0),
-                "Exploration: the share of picks made at random among the candidates, at the start ...",
+                (
+                    "Exploration: the share of picks made at random among the candidates, at the start, less "
+                    "the share of releases ADAPTIVE_NEW_DOMAIN_SHARE gave to new sites so far ..."
+                ),
             ),
             (
                 "ADAPTIVE_EPSILON_END",

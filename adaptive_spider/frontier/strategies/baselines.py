@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from adaptive_spider.frontier.sections import section_of
-from adaptive_spider.frontier.strategies.base import Choice, QueuedEntries, Strategy, blind_rank
+from adaptive_spider.frontier.strategies.base import Choice, QueuedEntries, Strategy, blind_rank, focus_key
 
 
 class TierPools(Strategy):
@@ -133,13 +133,9 @@ class BestFirst(TierPools):
         if below is not None and prior < below:
             entries = np.array([entry])
             return float(blind_rank(self.frontier.priors(entries), self.frontier.depths(entries), below)[0])
-        if self.patience:
-            misses = self.frontier.sibling_misses(entry)
-            if misses:
-                prior *= self.patience / (self.patience + misses)
-        if self.lifts and self.frontier.is_queued(entry):
-            prior *= self.frontier.section_lift(entry)
-        return prior
+        misses = self.frontier.sibling_misses(entry) if self.patience else 0.0
+        lift = self.frontier.section_lift(entry) if self.lifts and self.frontier.is_queued(entry) else 1.0
+        return focus_key(prior, misses, lift, self.patience)
 
     def count(self, tier: int) -> int:
         return len(self.pools[tier]) - self.stale[tier]

@@ -2,10 +2,13 @@
 
 A regression tree (:class:`~adaptive_spider.frontier.learn.tree.LeafPartition`) splits
 the frontier into leaves of links with alike rewards. Every round each leaf
-offers candidates (its best links by the learning-free prior, or uniform
-samples as in the TRES paper), a Q-network scores all candidates in one batched
-pass with their current features, and the best go to the ready queue; the rest
-return to their leaves. A random warm-up precedes the network, and decaying
+offers candidates (its best links by bestfirst's key, or uniform samples as in
+the TRES paper), a Q-network scores all candidates in one batched pass with their
+current features, and the best go to the ready queue; the rest return to their
+leaves. What is learned (the link classifier's lift, the network's residual) is
+added to bestfirst's key (:func:`~adaptive_spider.frontier.strategies.base.focus_key`):
+the learner corrects the best learning-free order, so where it has learned nothing
+it ranks as bestfirst does. A random warm-up precedes the network, and decaying
 epsilon-greedy exploration follows it. Rewards train the network (double DQN
 with replay and a target network) and, as experience grows, the tree is refitted
 and the frontier re-partitioned.
@@ -31,6 +34,8 @@ from adaptive_spider.frontier.strategies.base import (
     Choice,
     LearningStrategy,
     QueuedEntries,
+    blind_rank,
+    focus_key,
 )
 
 
@@ -73,20 +78,43 @@ class BestLeafPool:
         self.incoming.frombytes(entries.astype(np.int64, copy=False).tobytes())
 
     def take(self, k: int, rng: np.random.Generator) -> list[int]:
-        """The ``k`` best entries (they stay in the pool until :meth:`put_back` says which were picked)."""
+        """The ``k`` best entries (they stay in the pool until :meth:`put_back` says which were picked).
+
+        Keys fall while an entry waits (its siblings miss), and a pool cannot lower a key in
+        place: the ``k`` offered are ranked anew, and those that fell go back at their new key
+        until the best ``k`` are current (bestfirst's lazy lowering, a leaf at a time)."""
         self._settle()
-        head, heap = self.head, self.heap
-        while len(head) < k and heap:
-            head.append(heapq.heappop(heap))  # no better than the head's keys: the head stays sorted
-        self._n_taken = min(k, len(head))
-        return [key & _ENTRY_MASK for key in head[: self._n_taken]]
+        while True:
+            head, heap = self.head, self.heap
+            while len(head) < k and heap:
+                head.append(heapq.heappop(heap))  # no better than the head's keys: the head stays sorted
+            top = head[:k]
+            if not top:
+                break
+            current = pool_keys(self.entries_of, np.array([key & _ENTRY_MASK for key in top], dtype=np.int64))
+            fallen = [new for old, new in zip(top, current) if new > old]
+            if not fallen:
+                break
+            self.head = [old for old, new in zip(top, current) if new <= old] + head[k:]
+            for key in fallen:
+                self._insert(key)
+        self._n_taken = min(k, len(self.head))
+        return [key & _ENTRY_MASK for key in self.head[: self._n_taken]]
 
     def put_back(self, entries: Iterable[int]) -> None:
-        """Keep the entries of the last take that were not picked; the others leave the pool."""
+        """Keep the entries of the last take that were not picked; the others leave the pool.
+
+        Their keys were current at the take."""
         kept = set(entries)
         taken, self._n_taken = self._n_taken, 0
         head = self.head
         self.head = [key for key in head[:taken] if key & _ENTRY_MASK in kept] + head[taken:]
+
+    def rekey(self) -> None:
+        """Rank every entry anew at the next take (their keys changed)."""
+        self.incoming = array("q", self.entry_array().tobytes())
+        self.head, self.heap = [], []
+        self._n_taken = 0
 
     def entries(self) -> list[int]:
         return [key & _ENTRY_MASK for key in self.head + self.heap] + self.incoming.tolist()
@@ -110,12 +138,16 @@ class BestLeafPool:
             self.head = []
             return
         for key in keys:
-            if head and key < head[-1]:
-                bisect.insort(head, key)
-            else:
-                heapq.heappush(heap, key)
-        while len(head) > _HEAD_MAX:  # the worst of the head go back to the heap: still none better than the head
-            heapq.heappush(heap, head.pop())
+            self._insert(key)
+
+    def _insert(self, key: int) -> None:
+        head = self.head
+        if head and key < head[-1]:
+            bisect.insort(head, key)
+            if len(head) > _HEAD_MAX:  # the worst of the head goes back to the heap: still none better than the head
+                heapq.heappush(self.heap, head.pop())
+        else:
+            heapq.heappush(self.heap, key)
 
 
 _ENTRY_BITS = 32
@@ -164,6 +196,9 @@ class UniformLeafPool:
     def put_back(self, entries: Iterable[int]) -> None:
         self.items.extend(entries)
 
+    def rekey(self) -> None:
+        """Uniform sampling reads no keys."""
+
     def take(self, k: int, rng: np.random.Generator) -> list[int]:
         taken = []
         items = self.items
@@ -197,21 +232,49 @@ def by_leaf(entries: np.ndarray, leaves: np.ndarray) -> Iterator[tuple[int, np.n
         yield int(ordered[start]), group
 
 
-class LinkRanked:
-    """The frontier's entries as a leaf pool ranks them: the link prior plus the link
-    classifier's learned lift (times ``weight``), arrival order for ties."""
+class FocusedRanked:
+    """The frontier's entries as TRES ranks them before its learned corrections: bestfirst's
+    key (:func:`~adaptive_spider.frontier.strategies.base.focus_key`: the link prior, lowered
+    while its sibling group misses, times its site section's lift; during the cold start a
+    blind link by :func:`~adaptive_spider.frontier.strategies.base.blind_rank`), plus the link
+    classifier's learned lift times ``weight``. Arrival order breaks ties."""
 
-    def __init__(self, frontier: QueuedEntries, links: LinkClassifier, weight: float) -> None:
+    def __init__(self, frontier: QueuedEntries, links: LinkClassifier, weight: float, config: Any) -> None:
         self.frontier = frontier
         self.links = links
         self.weight = weight
+        self.patience = float(getattr(config, "sibling_patience", 0))
+        self.lifts = float(getattr(config, "section_lift", 1.0)) > 1.0
+        #: ``ADAPTIVE_HOLD_BELOW`` during the cold start (see Strategy.rank_blind_links), else None.
+        self.blind_below: float | None = None
+
+    def rank(self, entries: np.ndarray, lift: np.ndarray | float = 0.0) -> np.ndarray:
+        """bestfirst's key of each entry (float64) plus a learned ``lift``. During the cold start
+        a link whose prior and lift are both low is blind and ranks by its depth
+        (:func:`~adaptive_spider.frontier.strategies.base.blind_rank`): the lift is a sign of
+        relevance too (links like those that led to relevant pages)."""
+        frontier = self.frontier
+        priors = frontier.priors(entries).astype(np.float64)
+        misses = frontier.sibling_misses_of(entries) if self.patience else 0.0
+        lifts = frontier.section_lifts(entries) if self.lifts else 1.0
+        keys = focus_key(priors, misses, lifts, self.patience) + lift
+        below = self.blind_below
+        if below is not None:
+            signs = priors + lift
+            keys = np.where(signs < below, blind_rank(signs, frontier.depths(entries), below), keys)
+        return np.asarray(keys, dtype=np.float64)
+
+    def learned_lift(self, entries: np.ndarray, tokens: np.ndarray | None = None) -> np.ndarray | float:
+        """The link classifier's lift times its weight (0 while it is off or has learned nothing)."""
+        if not self.weight or not self.links.n_updates:
+            return 0.0
+        if tokens is None:
+            tokens = self.frontier.link_tokens(entries)
+        return self.weight * self.links.lift(tokens)
 
     def priors(self, entries: np.ndarray) -> np.ndarray:
-        priors = self.frontier.priors(entries)
-        if not self.links.n_updates:
-            return priors
-        lift = self.links.lift(self.frontier.link_tokens(entries))
-        return (priors + self.weight * lift).astype(np.float32)
+        """What a leaf's pool orders its entries by: :meth:`rank` with the classifier's lift."""
+        return self.rank(entries, self.learned_lift(entries)).astype(np.float32)
 
     def arrival_orders(self, entries: np.ndarray) -> np.ndarray:
         return self.frontier.arrival_orders(entries)
@@ -219,6 +282,10 @@ class LinkRanked:
 
 #: TRES' rankings of a link, simplest first: each adds a learned correction to the one before.
 SCORERS = ("prior", "link_classifier", "qnet")
+#: Fewest pages between two rankings of the whole frontier for sections whose lift rose...
+_RAISED_EVERY = 16
+#: ... and one page more per this many queued entries (the cost per page stays flat).
+_RAISED_PER_ENTRIES = 1000
 #: Pages before a learned ranking can be trusted over the link prior.
 _CHECK_MIN_PAGES = 32
 
@@ -235,15 +302,14 @@ class Tres(LearningStrategy):
     """
 
     name = "tres"
+    reads_section_lifts = True
 
     def __init__(self, frontier: QueuedEntries, config: Any, rng: np.random.Generator):
         super().__init__(frontier, config, rng)
         self.link_weight = float(getattr(config, "link_classifier", 0.0))
         self.reads_link_tokens = self.link_weight > 0
         self.links = LinkClassifier(learning_rate=getattr(config, "link_classifier_learning_rate", 0.3))
-        self.ranked: RankedEntries = (
-            LinkRanked(frontier, self.links, self.link_weight) if self.reads_link_tokens else frontier
-        )
+        self.ranked = FocusedRanked(frontier, self.links, self.link_weight if self.reads_link_tokens else 0.0, config)
         self.n_rekeyed_at = 0
         self.partition = LeafPartition(config.tree_max_leaves, config.tree_min_samples_leaf)
         self.agent = DoubleDQN(
@@ -267,6 +333,8 @@ class Tres(LearningStrategy):
         self.pending: dict[int, array] = defaultdict(_entry_array)
         self.pools: dict[int, list[LeafPool]] = {}
         self.n_refits = 0
+        self.sections_rose = False
+        self.sections_ranked_at: int | None = None  # the first rise ranks at once
 
     # -- pools --------------------------------------------------------------------
     def push(self, tier: int, entry: int) -> None:
@@ -305,12 +373,40 @@ class Tres(LearningStrategy):
         # The leaves' pools key entries by prior, and the tree splits on anchor_similarity.
         self._repartition()
 
+    def rank_blind_links(self, below: float | None) -> None:
+        if below != self.ranked.blind_below:
+            self.ranked.blind_below = below
+            self._repartition()
+
+    def _rank_raised_sections(self) -> None:
+        """Rank the queued entries anew once sections' lifts rose. A pool cannot raise one key in
+        place and ranking them all costs a pass over the frontier: at most every
+        ``_RAISED_EVERY`` pages, or one page per ``_RAISED_PER_ENTRIES`` queued entries."""
+        if self.ranked.lifts and self.frontier.take_raised_sections():
+            self.sections_rose = True
+        if not self.sections_rose:
+            return
+        queued = sum(self.count(tier) for tier in set(self.pools) | set(self.pending))
+        since = self.sections_ranked_at
+        if since is None or self.n_observed - since >= max(_RAISED_EVERY, queued // _RAISED_PER_ENTRIES):
+            self.sections_rose = False
+            self.sections_ranked_at = self.n_observed
+            self._rekey()
+
+    def _rekey(self) -> None:
+        """Rank every leaf's entries anew (the tree is unchanged: they stay in their leaves)."""
+        self.n_rekeyed_at = self.n_observed
+        for pools in self.pools.values():
+            for pool in pools:
+                pool.rekey()
+
     # -- selection ------------------------------------------------------------------
     @property
     def warming_up(self) -> bool:
         return self.n_observed < self.config.warmup_pages
 
     def select(self, tier: int, n: int) -> list[Choice]:
+        self._rank_raised_sections()
         pools = self._flush(tier)
         candidates, leaves = [], []
         per_leaf = self.config.tree_picks_per_leaf or n
@@ -328,7 +424,7 @@ class Tres(LearningStrategy):
             scores = self.rng.random(len(candidates))
         else:
             features = self.frontier.features(ids)
-            scores = self._scores(features, priors, tokens)
+            scores = self._scores(features, ids, tokens)
         picked = self._pick(scores, n)
         picked_set = set(picked)
         unpicked: list[list[int]] = [[] for _ in pools]
@@ -355,14 +451,20 @@ class Tres(LearningStrategy):
         """The ranking trusted now (see ``ADAPTIVE_SCORER_CHECK_PAGES``)."""
         return self.scorers[-1] if self.referee is None else self.referee.trusted_name
 
-    def _scores(self, features: np.ndarray, priors: np.ndarray, tokens: np.ndarray | None) -> np.ndarray:
+    def _scores(self, features: np.ndarray, ids: np.ndarray, tokens: np.ndarray | None) -> np.ndarray:
+        """The candidates' ranking: bestfirst's key, plus the corrections the referee trusts
+        (the network was trained on the link prior plus the classifier's lift: what it learned is
+        what that baseline missed, added here to the better one)."""
         scorer = self.scorer
+        ranked = self.ranked
         if scorer == "prior":
-            return priors.astype(np.float64)
-        base = priors if tokens is None else priors + self.link_weight * self.links.lift(tokens)
-        if scorer == "link_classifier":
-            return base.astype(np.float64)
-        return self.agent.predict(features, base)
+            return ranked.rank(ids)
+        lift = ranked.learned_lift(ids, tokens)
+        scores = ranked.rank(ids, lift)
+        if scorer == "qnet":
+            base = self.frontier.priors(ids).astype(np.float64) + lift
+            scores = scores + (self.agent.predict(features, base) - base)
+        return scores
 
     def _pick(self, scores: np.ndarray, n: int) -> list[int]:
         """Best ``n`` candidate indexes, each replaced by a random one with probability epsilon."""
@@ -412,8 +514,7 @@ class Tres(LearningStrategy):
         if self._refit_due():
             self._refit()
         elif self.reads_link_tokens and self.n_observed - self.n_rekeyed_at >= self.config.link_classifier_refresh:
-            self.n_rekeyed_at = self.n_observed
-            self._repartition()  # the leaves' order with the classifier's latest lift
+            self._rekey()  # the leaves' order with the classifier's latest lift
 
     def _refit_due(self) -> bool:
         size = len(self.agent.memory)
