@@ -78,28 +78,26 @@ class BestLeafPool:
         self.incoming.frombytes(entries.astype(np.int64, copy=False).tobytes())
 
     def take(self, k: int, rng: np.random.Generator) -> list[int]:
-        """The ``k`` best entries (they stay in the pool until :meth:`put_back` says which were picked).
-
-        Keys fall while an entry waits (its siblings miss), and a pool cannot lower a key in
-        place: the ``k`` offered are ranked anew, and those that fell go back at their new key
-        until the best ``k`` are current (bestfirst's lazy lowering, a leaf at a time)."""
+        """The ``k`` best entries (they stay in the pool until :meth:`put_back` says which were picked)."""
         self._settle()
-        while True:
-            head, heap = self.head, self.heap
-            while len(head) < k and heap:
-                head.append(heapq.heappop(heap))  # no better than the head's keys: the head stays sorted
-            top = head[:k]
-            if not top:
-                break
-            current = pool_keys(self.entries_of, np.array([key & _ENTRY_MASK for key in top], dtype=np.int64))
-            fallen = [new for old, new in zip(top, current) if new > old]
-            if not fallen:
-                break
-            self.head = [old for old, new in zip(top, current) if new <= old] + head[k:]
-            for key in fallen:
-                self._insert(key)
-        self._n_taken = min(k, len(self.head))
-        return [key & _ENTRY_MASK for key in self.head[: self._n_taken]]
+        head, heap = self.head, self.heap
+        while len(head) < k and heap:
+            head.append(heapq.heappop(heap))  # no better than the head's keys: the head stays sorted
+        self._n_taken = min(k, len(head))
+        return [key & _ENTRY_MASK for key in head[: self._n_taken]]
+
+    def taken_keys(self) -> list[int]:
+        """The keys of the last take's entries, in their order."""
+        return self.head[: self._n_taken]
+
+    def lower(self, keys: dict[int, int]) -> None:
+        """Entries of the last take whose keys fell (entry -> new key) go back in at their new
+        keys; the take is undone."""
+        taken, self._n_taken = self._n_taken, 0
+        head = self.head
+        self.head = [key for key in head[:taken] if key & _ENTRY_MASK not in keys] + head[taken:]
+        for key in keys.values():
+            self._insert(key)
 
     def put_back(self, entries: Iterable[int]) -> None:
         """Keep the entries of the last take that were not picked; the others leave the pool.
@@ -197,6 +195,12 @@ class UniformLeafPool:
         self.items.extend(entries)
 
     def rekey(self) -> None:
+        """Uniform sampling reads no keys."""
+
+    def taken_keys(self) -> list[int]:
+        return []
+
+    def lower(self, keys: dict[int, int]) -> None:
         """Uniform sampling reads no keys."""
 
     def take(self, k: int, rng: np.random.Generator) -> list[int]:
@@ -405,15 +409,36 @@ class Tres(LearningStrategy):
     def warming_up(self) -> bool:
         return self.n_observed < self.config.warmup_pages
 
+    def _offer(self, pools: list[LeafPool], k: int) -> tuple[list[int], list[int]]:
+        """Each leaf's ``k`` best entries, and the leaf of each.
+
+        Keys fall while an entry waits (its siblings miss), and a pool cannot lower a key in
+        place: the entries offered are ranked anew (all leaves in one pass), and those that fell
+        go back at their new keys until every leaf's best ``k`` are current (bestfirst's lazy
+        lowering)."""
+        while True:
+            candidates, leaves = [], []
+            for leaf, pool in enumerate(pools):
+                taken = pool.take(k, self.rng)
+                candidates.extend(taken)
+                leaves.extend([leaf] * len(taken))
+            if not candidates or self.pool_class is not BestLeafPool:
+                return candidates, leaves
+            held = [key for pool in pools for key in pool.taken_keys()]
+            current = pool_keys(self.ranked, np.array(candidates, dtype=np.int64))
+            fallen: dict[int, dict[int, int]] = {}
+            for leaf, old, new in zip(leaves, held, current):
+                if new > old:
+                    fallen.setdefault(leaf, {})[new & _ENTRY_MASK] = new
+            if not fallen:
+                return candidates, leaves
+            for leaf, keys in fallen.items():
+                pools[leaf].lower(keys)
+
     def select(self, tier: int, n: int) -> list[Choice]:
         self._rank_raised_sections()
         pools = self._flush(tier)
-        candidates, leaves = [], []
-        per_leaf = self.config.tree_picks_per_leaf or n
-        for leaf, pool in enumerate(pools):
-            taken = pool.take(min(n, per_leaf), self.rng)
-            candidates.extend(taken)
-            leaves.extend([leaf] * len(taken))
+        candidates, leaves = self._offer(pools, min(n, self.config.tree_picks_per_leaf or n))
         if not candidates:
             return []
         ids = np.array(candidates, dtype=np.int64)
