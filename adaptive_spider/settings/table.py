@@ -268,7 +268,8 @@ SECTIONS: tuple[Section, ...] = (
                 "ADAPTIVE_TREE_LEAF_SAMPLING",
                 "best",
                 choice(LEAF_SAMPLING),
-                'How a leaf offers its candidate: "best" (highest link prior) or "uniform" (TRES\' sampling).',
+                'How a leaf offers its candidate: "best" (highest key, as bestfirst ranks) or "uniform" '
+                "(TRES' sampling).",
             ),
             (
                 "ADAPTIVE_TREE_PICKS_PER_LEAF",
