@@ -8,8 +8,9 @@ current features, and the best go to the ready queue; the rest return to their
 leaves. What is learned (the link classifier's lift, the network's residual) is
 added to bestfirst's key (:func:`~adaptive_spider.frontier.strategies.base.focus_key`):
 the learner corrects the best learning-free order, so where it has learned nothing
-it ranks as bestfirst does. A random warm-up precedes the network, and decaying
-epsilon-greedy exploration follows it. Rewards train the network (double DQN
+it ranks as bestfirst does. An optional random warm-up (``ADAPTIVE_WARMUP_PAGES``, none by
+default) precedes the network, and decaying epsilon-greedy exploration, less what the
+frontier's new-domain share already explores, follows it. Rewards train the network (double DQN
 with replay and a target network) and, as experience grows, the tree is refitted
 and the frontier re-partitioned.
 """
@@ -374,7 +375,7 @@ class Tres(LearningStrategy):
                 self.pending[tier] = array("q", np.concatenate(parts).tobytes())
 
     def reorder(self) -> None:
-        # The leaves' pools key entries by prior, and the tree splits on anchor_similarity.
+        # The leaves' pools key entries by their link prior, and the tree splits on anchor_similarity.
         self._repartition()
 
     def rank_blind_links(self, below: float | None) -> None:
