@@ -373,6 +373,28 @@ def test_a_link_is_described_by_what_its_page_says_beside_it():
     assert request.meta["link_description"] == links["locks.html"].description
 
 
+def test_a_wrapped_link_is_described_by_the_text_after_its_wrapper():
+    """DocBook and gtk-doc list a reference's entries as a title span and a purpose span
+    (PostgreSQL's "SQL Commands": END — commit the current transaction); the purpose
+    describes the link, and the next entry's link does not."""
+    body = (
+        "<dl>"
+        '<dt><span class="refentrytitle"><a href="/sql-end.html">END</a></span>'
+        '<span class="refpurpose"> — commit the current transaction</span></dt>'
+        '<dt><span class="refentrytitle"><a href="/sql-explain.html">EXPLAIN</a></span>'
+        '<span class="refpurpose"> — show the execution plan of a statement</span></dt>'
+        "</dl>"
+        "<p><span><code><a href='/worker.html'>worker</a></code></span> MPM with threads for connections</p>"
+        "<p><span><a href='/one.html'>one</a></span><span><a href='/two.html'>two</a></span></p>"
+    )
+    links = {link.url.rsplit("/", 1)[1]: link for link in PageLinks.of(_response("http://a.test/", _page("SQL", body))).followable}
+    assert links["sql-end.html"].description == "— commit the current transaction"
+    assert links["sql-explain.html"].description == "— show the execution plan of a statement"
+    assert links["worker.html"].description == "MPM with threads for connections"
+    assert links["one.html"].description == ""  # the next entry of a menu is no description
+    assert links["two.html"].description == ""
+
+
 def test_a_tables_description_beats_the_words_after_an_earlier_mention_in_prose():
     """rustdoc's crate page mentions modules in its prose first ("the io, fs, and net
     modules"), then lists each in a grid with its summary: the summary describes the link."""

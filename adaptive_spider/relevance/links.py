@@ -301,7 +301,8 @@ def _description(link: Any) -> tuple[str, bool]:
     after it (not a cell's): the next cell of its table row
     ("QMutex" | "Access serialization between threads"), the definition of a ``<dt>`` or,
     for a link in the last cell of a row, the next row (Doxygen's member descriptions);
-    else the text right after the link ("threading -- Thread-based parallelism"). At most
+    else the text right after the link ("threading -- Thread-based parallelism"), or after
+    the inline elements it is wrapped in (:func:`_text_after`). At most
     24 words: an API listing's one-line summaries are what says which entry to open when
     the names ("java.util.concurrent.locks", "Boost.Xpressive") share no word with the query.
     """
@@ -322,7 +323,33 @@ def _description(link: Any) -> tuple[str, bool]:
                 if words.count(" ") >= 2:  # "(C++11)" beside a name is a tag: the summary is further out
                     return words, False
         node = cell
-    return (_first_words([link.tail]), True) if link.tail else ("", False)
+    after = _text_after(link)
+    return (after, True) if after else ("", False)
+
+
+#: Inline elements a link may be wrapped in, whose following text still says what it is.
+_INLINE = frozenset({"span", "code", "em", "strong", "b", "i", "tt", "kbd", "var", "samp", "small"})
+
+
+def _text_after(link: Any) -> str:
+    """The words right after a link: its tail or, when it has none, the text that follows
+    the inline elements it is wrapped in, up to the next link. DocBook and gtk-doc list a
+    reference's entries as ``<dt><span class="refentrytitle"><a>END</a></span><span
+    class="refpurpose"> — commit the current transaction</span></dt>``: the anchor alone
+    says nothing of the query, the purpose beside it does."""
+    node = link
+    for _ in range(3):  # the link, then up to two wrappers (<span><code><a>)
+        if node.tail and not node.tail.isspace():
+            return _first_words([node.tail])
+        beside = _next_element(node)
+        if beside is not None:
+            if beside.tag in _LINKS or next(beside.iter("a"), None) is not None:
+                return ""  # the next entry of a menu or a list
+            return _first_words([*beside.itertext(), beside.tail])
+        node = node.getparent()
+        if node is None or node.tag not in _INLINE:
+            break
+    return ""
 
 
 def _starts_with_link(element: Any) -> bool:
