@@ -42,7 +42,7 @@ from __future__ import annotations
 import functools
 import posixpath
 from collections.abc import Callable
-from itertools import islice
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
@@ -345,7 +345,7 @@ def _text_after(link: Any) -> str:
         if beside is not None:
             if beside.tag in _LINKS or next(beside.iter("a"), None) is not None:
                 return ""  # the next entry of a menu or a list
-            return _first_words([*beside.itertext(), beside.tail])
+            return _first_words(chain(beside.itertext(), (beside.tail,)))  # lazily: the first words only
         node = node.getparent()
         if node is None or node.tag not in _INLINE:
             break
