@@ -238,6 +238,11 @@ def _response(url: str, body: str) -> HtmlResponse:
     return HtmlResponse(url, body=body.encode(), encoding="utf-8", request=Request(url))
 
 
+def _links_by_file(response: HtmlResponse) -> dict:
+    """A page's followable links by their file name ("locks.html")."""
+    return {link.url.rsplit("/", 1)[1]: link for link in PageLinks.of(response).followable}
+
+
 def _middleware(**settings) -> RelevanceMiddleware:
     crawler = get_crawler(settings_dict={"ADAPTIVE_QUERY": QUERY, **settings})
     return RelevanceMiddleware.from_crawler(crawler)
@@ -357,7 +362,7 @@ def test_a_link_is_described_by_what_its_page_says_beside_it():
         "<li><a href='/a.html'>a</a></li><li><a href='/b.html'>b</a></li></ul>"
     )
     response = _response("http://a.test/", _page("Library", body))
-    links = {link.url.rsplit("/", 1)[1]: link for link in PageLinks.of(response).followable}
+    links = _links_by_file(response)
     # The menu names locks first; the table describes it, and the description is kept.
     assert links["locks.html"].text == "locks"
     assert links["locks.html"].description == "Mutual exclusion locks and condition variables for threads."
@@ -387,7 +392,7 @@ def test_a_wrapped_link_is_described_by_the_text_after_its_wrapper():
         "<p><span><code><a href='/worker.html'>worker</a></code></span> MPM with threads for connections</p>"
         "<p><span><a href='/one.html'>one</a></span><span><a href='/two.html'>two</a></span></p>"
     )
-    links = {link.url.rsplit("/", 1)[1]: link for link in PageLinks.of(_response("http://a.test/", _page("SQL", body))).followable}
+    links = _links_by_file(_response("http://a.test/", _page("SQL", body)))
     assert links["sql-end.html"].description == "— commit the current transaction"
     assert links["sql-explain.html"].description == "— show the execution plan of a statement"
     assert links["worker.html"].description == "MPM with threads for connections"
@@ -407,7 +412,7 @@ def test_a_tables_description_beats_the_words_after_an_earlier_mention_in_prose(
         "<div class='item-right'><p>Traits and helpers for core I/O functionality.</p></div></div>"
         "<p>See <a href='/net.html'>net</a> for sockets and more.</p>"
     )
-    links = {link.url.rsplit("/", 1)[1]: link for link in PageLinks.of(_response("http://a.test/", _page("std", body))).followable}
+    links = _links_by_file(_response("http://a.test/", _page("std", body)))
     assert links["fs.html"].description == "Filesystem manipulation operations."
     assert links["io.html"].description == "Traits and helpers for core I/O functionality."
     assert links["net.html"].description == "modules."  # a later sentence does not replace the first
@@ -425,10 +430,7 @@ def test_headings_title_the_links_of_lists_and_tables_not_those_of_running_text(
         "<table><tr><td><p><a href='/mounts.html'>Mounts</a></p></td></tr></table>"
         "<a href='/eyepieces.html'>Eyepieces</a>"
     )
-    links = {
-        link.url.rsplit("/", 1)[1]: link for link in PageLinks.of(_response("http://a.test/", _page("Guide", body)))
-        .followable
-    }  # fmt: skip
+    links = _links_by_file(_response("http://a.test/", _page("Guide", body)))
     assert links["settings.html"].context == links["time.html"].context == ""
     assert links["settings.html"].description == "say,"  # what the sentence says beside it stays
     for listed in ("refractors.html", "reflectors.html", "mounts.html", "eyepieces.html"):
@@ -484,7 +486,7 @@ def test_a_url_linked_under_several_anchors_is_valued_by_the_one_that_says_most(
         "<li><a href='/about.html'>Reference</a></li></ul>"
     )
     response = _response("http://a.test/", _page("Manual", body))
-    links = {link.url.rsplit("/", 1)[1]: link for link in PageLinks.of(response).followable}
+    links = _links_by_file(response)
     assert links["ref.html"].text == "Reference"  # the link's text is its first anchor, as Scrapy's
     others = links["ref.html"].other_anchors
     assert others[:2] == ("Header sizes.hpp", "Telescopes and planets")  # distinct, in page order
@@ -519,10 +521,7 @@ def test_a_heading_left_open_titles_the_links_under_it_with_its_first_words_only
         "<li>telescopes for observing planets and galaxies</li>"
         "<li><a href='/last.html'>last entry</a></li></ul>"
     )
-    links = {
-        link.url.rsplit("/", 1)[1]: link
-        for link in PageLinks.of(_response("http://a.test/", _page("Index", body))).followable
-    }
+    links = _links_by_file(_response("http://a.test/", _page("Index", body)))
     last = links["last.html"].context
     assert last.startswith("Keyword Index entry 0")
     assert "telescopes" not in last and len(last.split()) <= 16
