@@ -17,7 +17,7 @@ from benchmarks.harness.topics import load_topics
 TOPICS = Path(__file__).resolve().parents[2] / "benchmarks" / "topics"
 
 
-@pytest.mark.parametrize("name", ["heldout.json", "topics-bigweb-heldout.json"])
+@pytest.mark.parametrize("name", ["heldout.json", "heldout-second.json", "topics-bigweb-heldout.json"])
 def test_held_out_topics_load_with_a_query_and_the_hub_as_seed(name):
     topics = load_topics(TOPICS / name)
     assert len(topics) >= 3
