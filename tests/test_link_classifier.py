@@ -118,6 +118,42 @@ def test_tres_ranks_links_like_those_that_led_to_relevant_pages_first():
     assert not off.strategy.reads_link_tokens and off.store.tokens.shape[1] == 0
 
 
+def test_tres_learns_where_the_relevant_pages_are_not_where_pages_score_middling():
+    """Same priors everywhere. Every /reference/ page scores .3, under the relevant line; one
+    /guide/ page in four is relevant (.9), the others score .05: the guide's mean (.26) is lower.
+    TRES learns from hits by default and puts the guide's links first; learning from the score
+    itself (ADAPTIVE_TRES_REWARD = relevance) follows the middling section instead."""
+
+    def first_released(reward: str) -> list[str]:
+        frontier = make_frontier(
+            strategy="tres",
+            warmup_pages=0,
+            epsilon_start=0.0,
+            epsilon_end=0.0,
+            link_classifier_refresh=4,
+            tres_reward=reward,
+        )
+        for i in range(48):
+            add(frontier, f"http://a.test/{'guide' if i % 2 else 'reference'}/old-{i}.html", "more")
+        for _ in range(10):
+            for request, choice in frontier.next_batch(4):
+                number = int(request.url.rsplit("-", 1)[1].split(".")[0])
+                if "/reference/" in request.url:
+                    relevance = 0.3
+                else:
+                    relevance = 0.9 if number % 8 == 1 else 0.05
+                frontier.observe(choice.features, relevance, -1, choice.leaf, choice.prior, link=choice.tokens)
+        for i in range(8):
+            add(frontier, f"http://a.test/reference/new-{i}.html", "more")
+            add(frontier, f"http://a.test/guide/new-{i}.html", "more")
+        return [request.url for request, _ in frontier.next_batch(8)]
+
+    by_hits = first_released("hit")
+    assert sum("/guide/new-" in url for url in by_hits) >= 6, by_hits
+    by_score = first_released("relevance")
+    assert sum("/reference/new-" in url for url in by_score) >= 6, by_score
+
+
 def test_tres_saves_and_restores_the_link_classifier_with_jobdir(tmp_path):
     scheduler = make_scheduler(tmp_path, ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS=0, ADAPTIVE_WARMUP_PAGES=0)
     state = scheduler.state

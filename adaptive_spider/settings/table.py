@@ -310,6 +310,17 @@ SECTIONS: tuple[Section, ...] = (
             ("ADAPTIVE_QNET_UPDATES_PER_PAGE", 1, integer(0, 1000), "Gradient steps per fetched page."),
             ("ADAPTIVE_QNET_NEXT_ACTIONS", 16, integer(0, 1000), "Outlinks of a page kept as its next-state actions."),
             (
+                "ADAPTIVE_TRES_REWARD",
+                "hit",
+                choice(("hit", "relevance")),
+                (
+                    "What TRES learns from each fetched page (its network, its link classifier and the check of "
+                    "ADAPTIVE_SCORER_CHECK_PAGES): 'hit', 1 when the page's relevance reaches "
+                    "ADAPTIVE_RELEVANT_THRESHOLD and 0 otherwise, the TRES paper's reward; 'relevance', the score "
+                    "itself, which rewards a large site's middling pages too and drew the learner into them."
+                ),
+            ),
+            (
                 "ADAPTIVE_SCORER_CHECK_PAGES",
                 64,
                 integer(0),

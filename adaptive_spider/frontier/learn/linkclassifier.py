@@ -16,8 +16,8 @@ the link that led to it. :class:`LinkClassifier` does the same with hashed token
 deterministic given the fetch order) into ``n_buckets`` buckets, a fixed number per
 link (bucket 0 pads, and its weight stays 0), so a batch of links is one integer
 matrix and scoring it is one gather and one sum. The model is a logistic regression
-trained by one AdaGrad step per fetched page (the page's relevance, in [0, 1], is the
-soft label): a step touches only the link's own tokens.
+trained by one AdaGrad step per fetched page (the label, in [0, 1], is TRES' reward: whether
+the page was relevant, or its relevance itself): a step touches only the link's own tokens.
 
 :meth:`LinkClassifier.lift` is what TRES adds to a link's score: how much the link's
 tokens raise the expected relevance above the crawl's harvest rate so far (0
