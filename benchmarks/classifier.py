@@ -17,6 +17,10 @@ pages not in the training set (a page the classifier was trained on is found for
     python -m benchmarks.classifier compare benchmarks/out/relevance-bm25 benchmarks/out/relevance-classifier \\
         --training benchmarks/out/classifier
 
+``--web big`` does the same on the big web, its relevant pages from the labels file beside
+the topics file (``labels-dev.json``, ``labels-bigweb-heldout.json``; ``--labels`` names
+another); the harness runs then take ``--web big`` too.
+
 ``python -m benchmarks.classifier check benchmarks/out/classifier`` scores every reachable
 page of each topic with its trained classifier (no crawl): ROC AUC, and the mean score
 of relevant and irrelevant pages.
@@ -30,25 +34,40 @@ import random
 import sys
 from pathlib import Path
 
-from benchmarks.harness.cli import shared_webbench
 from benchmarks.harness.metrics import Run
 from benchmarks.harness.topics import Labeler, load_topics
+from benchmarks.webbench.webs import WEBS, open_web, spec_folder
 
 
-def _topics_and_labeler(topics_path: str | None):
-    from benchmarks.webbench.web import OfflineWeb
+class Topics:
+    """The topics of a run, the web they are judged on, and their relevant pages."""
 
-    path = topics_path or str(shared_webbench() / "topics-dev.json")
-    return load_topics(path), Labeler(OfflineWeb())
+    def __init__(self, args) -> None:
+        spec = spec_folder(args.web)
+        path = args.topics or (str(spec / "topics-dev.json") if spec else None)
+        if path is None:
+            raise SystemExit(f"error: no topics file (--topics), and no ../shared spec folder of the {args.web} web")
+        self.topics = load_topics(path)
+        self.labeler = Labeler(open_web(args.web))
+        beside = Path(path).with_name(Path(path).name.replace("topics", "labels", 1))  # labels-X.json beside topics-X.json
+        labels_path = args.labels or (str(beside) if args.web == "big" else None)
+        # The big web's labels come from its labels file: its rules read page titles over 100k pages.
+        self.labels = json.loads(Path(labels_path).read_text(encoding="utf-8")) if labels_path else {}
+
+    def relevant(self, topic) -> set[str]:
+        if topic.id in self.labels:
+            return set(self.labels[topic.id])
+        return set(self.labeler.relevant(topic))
 
 
 def training(args) -> int:
-    topics, labeler = _topics_and_labeler(args.topics)
+    run = Topics(args)
+    topics, labeler = run.topics, run.labeler
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for topic in topics:
         reachable = labeler.reachable_pages(topic.seeds)
-        relevant = set(labeler.relevant(topic))
+        relevant = run.relevant(topic)
         rng = random.Random(f"{args.seed}:{topic.id}")
         positives = rng.sample(sorted(relevant), args.positives)
         negatives = rng.sample(sorted(set(reachable) - relevant), args.negatives)
@@ -68,16 +87,16 @@ def check(args) -> int:
     from adaptive_spider.relevance.classifier import PageClassifier
     from adaptive_spider.relevance.pagetext import html_page_fields
 
-    topics, labeler = _topics_and_labeler(args.topics)
-    for topic in topics:
+    run = Topics(args)
+    for topic in run.topics:
         training_file = Path(args.training) / f"{topic.id}.jsonl"
         classifier = PageClassifier.from_settings(
             {"ADAPTIVE_CLASSIFIER_TRAINING": str(training_file), "ADAPTIVE_CLASSIFIER_C": args.C}
         )
         trained = {json.loads(line)["url"] for line in training_file.read_text().splitlines() if line}
-        relevant = set(labeler.relevant(topic))
-        urls = [url for url in labeler.reachable_pages(topic.seeds) if url not in trained]
-        pages = [html_page_fields(labeler.web.get(url).body.decode("utf-8", "replace"), url) for url in urls]
+        relevant = run.relevant(topic)
+        urls = [url for url in run.labeler.reachable_pages(topic.seeds) if url not in trained]
+        pages = [html_page_fields(run.labeler.web.get(url).body.decode("utf-8", "replace"), url) for url in urls]
         scores = classifier.predict_proba(pages)
         truth = [url in relevant for url in urls]
         mean_relevant = scores[[i for i, t in enumerate(truth) if t]].mean()
@@ -100,15 +119,15 @@ def _runs(folder: Path) -> dict[str, Run]:
 
 
 def compare(args) -> int:
-    topics, labeler = _topics_and_labeler(args.topics)
+    run_topics = Topics(args)
     folders = [Path(folder) for folder in args.runs]
     runs = [_runs(folder) for folder in folders]
     names = [folder.name for folder in folders]
     header = "| topic (relevant pages counted) | relevant | " + " | ".join(f"{n} N90 | {n} R@1000" for n in names) + " |"
     lines = [header, "|" + "---|" * (2 + 2 * len(names))]
     means: dict[str, list[list[float]]] = {}
-    for topic in topics:
-        relevant = set(labeler.relevant(topic))
+    for topic in run_topics.topics:
+        relevant = run_topics.relevant(topic)
         sets = [("all", relevant)]
         if args.training:
             trained = {
@@ -138,7 +157,11 @@ def compare(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.classifier", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--topics", help="topics JSON file (default: ../shared/webbench/topics-dev.json)")
+    parser.add_argument("--topics", help="topics JSON file (default: the web's topics-dev.json in ../shared)")
+    parser.add_argument("--web", choices=WEBS, default="small", help="the offline web (default small)")
+    parser.add_argument(
+        "--labels", help="a labels JSON file (topic id: relevant URLs; default for --web big: labels-X.json beside topics-X.json)"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     make = commands.add_parser("training", help="write <topic>.jsonl training files into a folder")
     make.add_argument("out")

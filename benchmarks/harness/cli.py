@@ -176,29 +176,32 @@ def check_arguments(args) -> tuple[list[str], dict, list[str]]:
         if not equals or not name.strip():
             raise BadInput(f"--set: expected NAME=VALUE, got {item!r}")
         extra[name.strip()] = value
-    _check_settings(extra, strategies)
     if args.proxy and not args.proxy.startswith(("http://127.0.0.1:", "http://localhost:")):
         raise BadInput(f"--proxy: the offline web runs on 127.0.0.1 only, got {args.proxy!r}")
     return strategies, extra, replay
 
 
-def _check_settings(extra: dict[str, str], strategies: list[str]) -> None:
+def check_settings(extra: dict[str, str], strategies: list[str], topic_ids: list[str]) -> None:
     """Refuse a ``--set`` the crawls would not take: a misspelled ``ADAPTIVE_*`` name (Scrapy
     ignores unknown names, so the run would measure the default and say it measured the
-    setting), or a value the add-on rejects at the first crawl's start."""
+    setting), or a value the add-on rejects at a crawl's start, for each topic (``{topic}``
+    in a value is the topic's id: a training file per topic, say)."""
     from adaptive_spider.settings.config import AdaptiveConfig, unknown_settings
     from adaptive_spider.settings.parsers import ConfigError
 
     for name, closest in unknown_settings(extra):
         hint = f"; did you mean {closest}?" if closest else "; see docs/settings.md"
         raise BadInput(f"--set: {name} is not an adaptive_spider setting{hint}")
+    per_topic = any("{topic}" in value for value in extra.values())
     for strategy in strategies:
         if strategy == STOCK:
             continue
-        try:
-            AdaptiveConfig.from_settings(crawl_settings(strategy, CrawlOptions(extra=extra).for_topic("topic")))
-        except ConfigError as error:
-            raise BadInput(f"--set: {error}") from None
+        for topic_id in topic_ids if per_topic else topic_ids[:1]:
+            try:
+                AdaptiveConfig.from_settings(crawl_settings(strategy, CrawlOptions(extra=extra).for_topic(topic_id)))
+            except ConfigError as error:
+                where = f" (topic {topic_id})" if per_topic else ""
+                raise BadInput(f"--set{where}: {error}") from None
 
 
 def load_web(args):
@@ -477,6 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         strategies, extra, replay = check_arguments(args)
         topics = load_topics(args.topics, [t.strip() for t in args.topic.split(",")] if args.topic else None)
+        check_settings(extra, strategies, [topic.id for topic in topics])
         if not args.keywords:
             topics = [dataclasses.replace(topic, keywords=()) for topic in topics]
         labeler = Labeler(load_web(args))

@@ -183,3 +183,15 @@ def test_a_crawl_that_never_started_is_recorded_without_its_stats():
     recorder.start_clock()
     recorder.finish()  # the crawl's settings were refused: no stats to read, and no second error
     assert run.seconds >= 0 and run.finish_reason == ""
+
+
+def test_a_per_topic_set_is_checked_with_each_topics_own_value(tmp_path):
+    """``{topic}`` in a ``--set`` value is each crawl's topic id: a training file per topic is
+    checked for every topic of the run, and one that is missing names its topic."""
+    from benchmarks.harness.cli import BadInput, check_settings
+
+    (tmp_path / "alpha.txt").write_text("+ http://x.test/1\n- http://x.test/2\n")
+    extra = {"ADAPTIVE_CLASSIFIER_TRAINING": str(tmp_path / "{topic}.txt")}
+    check_settings(extra, ["bestfirst", "stock"], ["alpha"])
+    with pytest.raises(BadInput, match=r"--set \(topic beta\): ADAPTIVE_CLASSIFIER_TRAINING"):
+        check_settings(extra, ["bestfirst"], ["alpha", "beta"])
