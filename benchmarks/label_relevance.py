@@ -34,6 +34,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from adaptive_spider.crawl.state import CrawlState
 from adaptive_spider.relevance.base import PageRelevance
 from adaptive_spider.settings.parsers import ConfigError
 from benchmarks.harness.metrics import canonical_url
@@ -81,8 +82,6 @@ class LabelRelevance(PageRelevance):
             return 1.0
         if self.crawler is None:
             return 0.0
-        from adaptive_spider.crawl.state import CrawlState
-
         # Built by now: the crawl state asks this model for a page's score.
         state = CrawlState.of(self.crawler)
         return min(state.scorer.score_page(page, learn=False), 0.99 * state.config.relevant_threshold)
