@@ -60,17 +60,31 @@ class Topics:
         return set(self.labeler.relevant(topic))
 
 
+def draw_training(
+    topic: str, relevant: set[str], irrelevant: set[str], positives: int, negatives: int, rng: random.Random
+) -> tuple[list[str], list[str]]:
+    """``positives`` relevant and ``negatives`` irrelevant pages drawn at random. A topic with
+    fewer than twice ``positives`` relevant pages gives half of them: the other half measures
+    what the classifier was not trained on."""
+    wanted = min(positives, len(relevant) // 2)
+    if wanted == 0:
+        raise SystemExit(f"error: {topic}: {len(relevant)} relevant page(s), too few to train on and keep some unseen")
+    if wanted < positives:
+        print(f"{topic}: {len(relevant)} relevant pages; training on {wanted}, the other half unseen")
+    irrelevant_pages = sorted(irrelevant)
+    return rng.sample(sorted(relevant), wanted), rng.sample(irrelevant_pages, min(negatives, len(irrelevant_pages)))
+
+
 def training(args) -> int:
     run = Topics(args)
     topics, labeler = run.topics, run.labeler
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for topic in topics:
-        reachable = labeler.reachable_pages(topic.seeds)
         relevant = run.relevant(topic)
         rng = random.Random(f"{args.seed}:{topic.id}")
-        positives = rng.sample(sorted(relevant), args.positives)
-        negatives = rng.sample(sorted(set(reachable) - relevant), args.negatives)
+        irrelevant = set(labeler.reachable_pages(topic.seeds)) - relevant
+        positives, negatives = draw_training(topic.id, relevant, irrelevant, args.positives, args.negatives, rng)
         lines = [
             json.dumps({"url": url, "label": label, "html": labeler.web.get(url).body.decode("utf-8", "replace")})
             for label, urls in ((1, positives), (0, negatives))

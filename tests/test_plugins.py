@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+import scrapy
+from scrapy.utils.test import get_crawler
 
 from adaptive_spider.crawl.state import CrawlState
 from adaptive_spider.demo.site import QUERY, DemoSite, serve
@@ -18,7 +20,7 @@ from adaptive_spider.relevance.classifier import PageClassifier, read_examples
 from adaptive_spider.relevance.pagetext import html_page_fields
 from adaptive_spider.settings.config import AdaptiveConfig, ConfigError
 from spiders.focused import FocusedSpider
-from tests.conftest import crawl_test, project_settings, run_crawl
+from tests.conftest import TEST_SETTINGS, crawl_test, project_settings, run_crawl
 
 PROJECT = Path(__file__).resolve().parent.parent
 CLASSIFIER = "adaptive_spider.relevance.classifier.PageClassifier"
@@ -240,6 +242,30 @@ def test_bad_training_files_name_the_setting_and_the_line(tmp_path, content, mes
 def test_the_classifier_without_training_examples_says_what_it_needs():
     with pytest.raises(ConfigError, match="ADAPTIVE_CLASSIFIER_TRAINING: PageClassifier needs labelled examples"):
         PageClassifier.from_settings({})
+
+
+@pytest.mark.parametrize("weight", [0.0, 0.3, 1.0])
+def test_the_query_weight_mixes_the_querys_page_score_into_the_classifiers(demo_site, tmp_path, weight):
+    site, url = demo_site
+    training = tmp_path / "labelled.jsonl"
+    training.write_text("\n".join(json.dumps(e) for e in demo_examples(site, url)) + "\n")
+    crawler = get_crawler(scrapy.Spider, {
+        **TEST_SETTINGS, "ADAPTIVE_QUERY": QUERY, "ADAPTIVE_RELEVANCE": CLASSIFIER,
+        "ADAPTIVE_CLASSIFIER_TRAINING": str(training), "ADAPTIVE_CLASSIFIER_QUERY_WEIGHT": weight,
+    })  # fmt: skip
+    state = CrawlState.of(crawler)
+    classifier = state.relevance
+    assert isinstance(classifier, PageClassifier)
+    pages = [html_page_fields(site.pages[path], url.rstrip("/") + path)
+             for path in ("/astronomy/1/article-7.html", "/cooking/2/article-3.html")]
+    for page in pages:
+        state.scorer.score_page(page)  # the crawl's term statistics know the page, as when it was fetched
+    for page in pages:
+        query_score = state.scorer.score_page(page, learn=False)
+        probability = classifier.predict_proba([page])[0]
+        assert classifier.score(page) == pytest.approx(weight * query_score + (1 - weight) * probability)
+    # The mix matters only where the two disagree: the astronomy page stays above the cooking page.
+    assert classifier.score(pages[0]) > classifier.score(pages[1])
 
 
 def test_without_scikit_learn_the_crawl_stops_at_start_naming_the_extra():

@@ -616,6 +616,15 @@ SECTIONS: tuple[Section, ...] = (
                 real(0.0, 600.0, low_open=True),
                 "Seconds to wait for each example given by URL alone, fetched once when the crawl starts.",
             ),
+            (
+                "ADAPTIVE_CLASSIFIER_QUERY_WEIGHT",
+                0.0,
+                real(0.0, 1.0),
+                (
+                    "Share of the query's own page score (bm25) in PageClassifier's score, the rest P(relevant): "
+                    "the query's graded score says which pages are near the topic, the classifier which are on it."
+                ),
+            ),
         ),
     ),
     Section(
