@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import scrapy
+from scrapy.http import HtmlResponse, Request
 from scrapy.utils.test import get_crawler
 
 from adaptive_spider.crawl.state import CrawlState
@@ -244,28 +245,40 @@ def test_the_classifier_without_training_examples_says_what_it_needs():
         PageClassifier.from_settings({})
 
 
+def _analysed(state: CrawlState, site: DemoSite, url: str, paths: tuple[str, ...]) -> list[float]:
+    """The relevance the crawl gives each page, analysed in turn as if fetched."""
+    relevances = []
+    for path in paths:
+        page_url = url.rstrip("/") + path
+        response = HtmlResponse(page_url, body=site.pages[path].encode(), encoding="utf-8", request=Request(page_url))
+        relevances.append(state.analyze(response).relevance)
+    return relevances
+
+
 @pytest.mark.parametrize("weight", [0.0, 0.3, 1.0])
-def test_the_query_weight_mixes_the_querys_page_score_into_the_classifiers(demo_site, tmp_path, weight):
+def test_the_query_weight_mixes_the_querys_page_score_into_the_models(demo_site, tmp_path, weight):
     site, url = demo_site
     training = tmp_path / "labelled.jsonl"
     training.write_text("\n".join(json.dumps(e) for e in demo_examples(site, url)) + "\n")
-    crawler = get_crawler(scrapy.Spider, {
-        **TEST_SETTINGS, "ADAPTIVE_QUERY": QUERY, "ADAPTIVE_RELEVANCE": CLASSIFIER,
-        "ADAPTIVE_CLASSIFIER_TRAINING": str(training), "ADAPTIVE_CLASSIFIER_QUERY_WEIGHT": weight,
-    })  # fmt: skip
-    state = CrawlState.of(crawler)
-    classifier = state.relevance
+    paths = ("/astronomy/1/article-7.html", "/cooking/2/article-3.html", "/astronomy/2/article-1.html")
+    settings = {**TEST_SETTINGS, "ADAPTIVE_QUERY": QUERY}
+    query_only = CrawlState.of(get_crawler(scrapy.Spider, settings))
+    mixed = CrawlState.of(get_crawler(scrapy.Spider, {
+        **settings, "ADAPTIVE_RELEVANCE": CLASSIFIER, "ADAPTIVE_CLASSIFIER_TRAINING": str(training),
+        "ADAPTIVE_RELEVANCE_QUERY_WEIGHT": weight,
+    }))  # fmt: skip
+    classifier = mixed.relevance
     assert isinstance(classifier, PageClassifier)
-    pages = [html_page_fields(site.pages[path], url.rstrip("/") + path)
-             for path in ("/astronomy/1/article-7.html", "/cooking/2/article-3.html")]
-    for page in pages:
-        state.scorer.score_page(page)  # the crawl's term statistics know the page, as when it was fetched
-    for page in pages:
-        query_score = state.scorer.score_page(page, learn=False)
-        probability = classifier.predict_proba([page])[0]
-        assert classifier.score(page) == pytest.approx(weight * query_score + (1 - weight) * probability)
-    # The mix matters only where the two disagree: the astronomy page stays above the cooking page.
-    assert classifier.score(pages[0]) > classifier.score(pages[1])
+    query_scores = _analysed(query_only, site, url, paths)
+    probabilities = classifier.predict_proba([html_page_fields(site.pages[p], url.rstrip("/") + p) for p in paths])
+    expected = [weight * q + (1 - weight) * p for q, p in zip(query_scores, probabilities, strict=True)]
+    assert _analysed(mixed, site, url, paths) == pytest.approx(expected)
+    assert len(set(query_scores)) > 1 and any(abs(q - p) > 0.05 for q, p in zip(query_scores, probabilities))
+
+
+def test_a_query_weight_without_a_model_is_said_to_have_no_effect(caplog):
+    CrawlState.of(get_crawler(scrapy.Spider, {**TEST_SETTINGS, "ADAPTIVE_RELEVANCE_QUERY_WEIGHT": 0.5}))
+    assert "ADAPTIVE_RELEVANCE_QUERY_WEIGHT (0.5) has no effect: ADAPTIVE_RELEVANCE is 'bm25'" in caplog.text
 
 
 def test_without_scikit_learn_the_crawl_stops_at_start_naming_the_extra():

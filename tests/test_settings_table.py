@@ -22,7 +22,7 @@ from adaptive_spider.settings.config import (
     unknown_settings,
 )
 from adaptive_spider.settings.parsers import parse_bool
-from adaptive_spider.settings.table import BY_NAME, SETTINGS
+from adaptive_spider.settings.table import BY_NAME, RENAMED, SETTINGS
 
 PROJECT = Path(__file__).resolve().parent.parent
 CONFIG_LOGGER = "adaptive_spider.settings.config"
@@ -44,7 +44,7 @@ def test_every_setting_named_in_the_code_is_in_the_table():
     for folder in ("adaptive_spider", "spiders", "settings_profiles"):
         for path in (PROJECT / folder).rglob("*.py"):
             used.update(re.findall(r"\bADAPTIVE_[A-Z0-9_]*[A-Z0-9]\b", path.read_text(encoding="utf-8")))
-    assert sorted(used - set(BY_NAME)) == []
+    assert sorted(used - set(BY_NAME) - set(RENAMED)) == []
 
 
 @pytest.mark.parametrize(("raw", "expected"), [
@@ -117,6 +117,13 @@ def test_a_crawl_warns_once_about_a_typo(caplog):
             AdaptiveConfig.from_settings(crawler.settings)
     warnings = [r.getMessage() for r in caplog.records if r.name == CONFIG_LOGGER]
     assert len(warnings) == 1 and "did you mean ADAPTIVE_SELF_STOP?" in warnings[0]
+
+
+def test_a_renamed_setting_is_told_its_new_name():
+    assert unknown_settings(["ADAPTIVE_CLASSIFIER_QUERY_WEIGHT"]) == [
+        ("ADAPTIVE_CLASSIFIER_QUERY_WEIGHT", "ADAPTIVE_RELEVANCE_QUERY_WEIGHT")
+    ]
+    assert all(new in BY_NAME and old not in BY_NAME for old, new in RENAMED.items())
 
 
 def test_a_name_like_no_setting_still_warns():

@@ -130,6 +130,12 @@ class CrawlState:
         )
         #: The page relevance model of ``ADAPTIVE_RELEVANCE`` when it names a class (None: BM25).
         self.relevance = relevance if relevance is not None else build_relevance(config, None)
+        if self.relevance is None and config.relevance_query_weight > 0:
+            logger.warning(
+                "ADAPTIVE_RELEVANCE_QUERY_WEIGHT (%s) has no effect: ADAPTIVE_RELEVANCE is %r, the query's "
+                "page score alone; the weight mixes that score with a model's (docs/plugins.md)",
+                config.relevance_query_weight, config.relevance,
+            )  # fmt: skip
         self.domains = DomainProfiles(config.domain_weights, min_attempts=config.unreliable_min_attempts)
         self.pages = PageLog(
             config.qnet_next_actions, hit_at=config.relevant_threshold, section_lift=config.section_lift
@@ -216,7 +222,7 @@ class CrawlState:
             fields, headings = page_fields(response)
             relevance, counts = self.scorer.score_and_count(fields)
             if self.relevance is not None:
-                relevance = checked_score(self.relevance.score(fields, response), self.relevance)
+                relevance = self._model_relevance(self.relevance, fields, response, relevance)
             sha1 = content_sha1(fields.body)
             language = page_language(cast("TextResponse", response))
             self._record_language(language, relevance)
@@ -232,6 +238,16 @@ class CrawlState:
             self._analyses[response] = analysis
             self._tell_listeners(analysis)
         return analysis
+
+    def _model_relevance(
+        self, model: PageRelevance, fields: PageFields, response: Response, query_score: float
+    ) -> float:
+        """The model's score, mixed with the query's by ``ADAPTIVE_RELEVANCE_QUERY_WEIGHT``."""
+        weight = self.config.relevance_query_weight
+        if weight >= 1.0:
+            return query_score
+        model_score = checked_score(model.score(fields, response), model)
+        return weight * query_score + (1.0 - weight) * model_score
 
     def _tell_listeners(self, analysis: PageAnalysis) -> None:
         """Each listener in turn; one that fails is logged and the others still hear,

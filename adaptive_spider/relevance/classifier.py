@@ -188,24 +188,19 @@ class PageClassifier(PageRelevance):
         instead of keeping them all near the class balance.
     random_state : int
         Seed of the solver (``ADAPTIVE_SEED``).
-    query_weight : float
-        Share of the query's own page score in :meth:`score` (``ADAPTIVE_CLASSIFIER_QUERY_WEIGHT``;
-        needs a crawl, :meth:`from_crawler`): the rest is P(relevant).
+
+    To mix the query's own page score into a crawl's relevance, set
+    ``ADAPTIVE_RELEVANCE_QUERY_WEIGHT``: the crawl does the mixing, for any model.
     """
 
-    def __init__(self, C: float = 10.0, random_state: int = 0, query_weight: float = 0.0) -> None:
+    def __init__(self, C: float = 10.0, random_state: int = 0) -> None:
         self.C = C
         self.random_state = random_state
-        self.query_weight = query_weight
         self.model: Any = None
-        self.crawler: Crawler | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageClassifier:
-        classifier = cls.from_settings(crawler.settings)
-        if classifier.query_weight > 0:
-            classifier.crawler = crawler
-        return classifier
+        return cls.from_settings(crawler.settings)
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any] | Any) -> PageClassifier:
@@ -223,7 +218,6 @@ class PageClassifier(PageRelevance):
         classifier = cls(
             read_setting(settings, "ADAPTIVE_CLASSIFIER_C"),
             read_setting(settings, "ADAPTIVE_SEED"),
-            read_setting(settings, "ADAPTIVE_CLASSIFIER_QUERY_WEIGHT"),
         )
         pages = [example.page for example in examples if example.page is not None]
         classifier.fit(pages, [example.label for example in examples])
@@ -250,10 +244,4 @@ class PageClassifier(PageRelevance):
         return np.asarray(self.model.predict_proba([page_text(page) for page in pages])[:, 1], dtype=np.float64)
 
     def score(self, page: PageFields, response: Response | None = None) -> float:
-        probability = float(self.predict_proba([page])[0])
-        if self.crawler is None:
-            return probability
-        from adaptive_spider.crawl.state import CrawlState  # the crawl state builds this model: import late
-
-        query_score = CrawlState.of(self.crawler).scorer.score_page(page, learn=False)
-        return self.query_weight * query_score + (1.0 - self.query_weight) * probability
+        return float(self.predict_proba([page])[0])

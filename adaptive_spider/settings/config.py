@@ -29,6 +29,7 @@ from adaptive_spider.settings.table import (
     LEAF_SAMPLING,
     PAGE_FIELDS,
     PREFIX,
+    RENAMED,
     SETTINGS,
     STOP_CRITERIA,
     STRATEGIES,
@@ -123,8 +124,14 @@ def unknown_settings(names: Iterable[str]) -> list[tuple[str, str | None]]:
     """Each ``ADAPTIVE_*`` name that no setting has, with the closest real name (or None)."""
     # Compared without the prefix every name shares, which would make any two names look alike.
     known = {name[len(PREFIX) :]: name for name in BY_NAME}
+
+    def closest(name: str) -> str | None:
+        if name in RENAMED:
+            return RENAMED[name]
+        return next((known[m] for m in difflib.get_close_matches(name[len(PREFIX) :], known, n=1)), None)
+
     return [
-        (name, next((known[m] for m in difflib.get_close_matches(name[len(PREFIX) :], known, n=1)), None))
+        (name, closest(name))
         for name in sorted(names)
         if isinstance(name, str) and name.startswith(PREFIX) and name not in BY_NAME
     ]

@@ -550,6 +550,16 @@ SECTIONS: tuple[Section, ...] = (
                 ),
             ),
             (
+                "ADAPTIVE_RELEVANCE_QUERY_WEIGHT",
+                0.0,
+                real(0.0, 1.0),
+                (
+                    "When ADAPTIVE_RELEVANCE names a model: the share of the query's own page score (bm25) in a "
+                    "page's relevance, the rest the model's score (0: the model alone). The query's graded score "
+                    "says which pages are near the topic, a trained classifier which are on it."
+                ),
+            ),
+            (
                 "ADAPTIVE_RELEVANCE_FIELD_WEIGHTS",
                 _FIELD_WEIGHTS,
                 parts_weights(PAGE_FIELDS, _FIELD_WEIGHTS, "field", "at least one field needs a weight above 0"),
@@ -615,15 +625,6 @@ SECTIONS: tuple[Section, ...] = (
                 10.0,
                 real(0.0, 600.0, low_open=True),
                 "Seconds to wait for each example given by URL alone, fetched once when the crawl starts.",
-            ),
-            (
-                "ADAPTIVE_CLASSIFIER_QUERY_WEIGHT",
-                0.0,
-                real(0.0, 1.0),
-                (
-                    "Share of the query's own page score (bm25) in PageClassifier's score, the rest P(relevant): "
-                    "the query's graded score says which pages are near the topic, the classifier which are on it."
-                ),
             ),
         ),
     ),
@@ -1087,3 +1088,6 @@ SETTINGS: tuple[Setting, ...] = tuple(
     for name, default, parse, doc in section.rows
 )
 BY_NAME: dict[str, Setting] = {setting.name: setting for setting in SETTINGS}
+
+#: Names a setting had before, and its name now: a project that still uses one is told the new one.
+RENAMED: dict[str, str] = {"ADAPTIVE_CLASSIFIER_QUERY_WEIGHT": "ADAPTIVE_RELEVANCE_QUERY_WEIGHT"}
