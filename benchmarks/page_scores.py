@@ -10,6 +10,10 @@ run's settings or others, and compares the scores with the labels::
     python -m benchmarks.harness --web big --strategies bestfirst --traces --out /tmp/run
     python -m benchmarks.page_scores /tmp/run
     python -m benchmarks.page_scores /tmp/run --set ADAPTIVE_RELEVANCE_B=0.4
+    python -m benchmarks.page_scores /tmp/run --set ADAPTIVE_RELEVANCE=adaptive_spider.relevance.embedding.EmbeddingRelevance
+
+A relevance model named by ``ADAPTIVE_RELEVANCE`` scores the pages as it would in a crawl (mixed
+with the query's score by ``ADAPTIVE_RELEVANCE_QUERY_WEIGHT``), with no response to read.
 
 A change to the page score is seconds to measure this way, against about 20 minutes for the
 big web's six crawls; a crawl then says whether the order it gives is better (a better ranked
@@ -96,7 +100,7 @@ class TraceScores:
 
 
 def score_trace(urls: list[str], topic: Topic, settings: dict[str, Any], web: Any, relevant: set[str]) -> TraceScores:
-    """Score a crawl's fetched pages in fetch order with the page scorer ``settings`` make."""
+    """Score a crawl's fetched pages in fetch order with the page relevance ``settings`` make."""
     from adaptive_spider.crawl.state import CrawlState
     from adaptive_spider.relevance.pagetext import html_page_fields
     from adaptive_spider.settings.config import AdaptiveConfig
@@ -104,9 +108,7 @@ def score_trace(urls: list[str], topic: Topic, settings: dict[str, Any], web: An
     config = AdaptiveConfig.from_settings(
         {**settings, "ADAPTIVE_QUERY": topic.query, "ADAPTIVE_KEYWORDS": list(topic.keywords)}
     )
-    if config.relevance != "bm25":
-        raise BadInput(f"ADAPTIVE_RELEVANCE={config.relevance!r}: this scores the bm25 page score only")
-    scorer = CrawlState(config).scorer
+    state = CrawlState(config)  # the page score, or ADAPTIVE_RELEVANCE's model, as a crawl would score pages
     wanted = {canonical_url(url) for url in relevant}
     scores, labels = [], []
     for url in urls:
@@ -118,7 +120,7 @@ def score_trace(urls: list[str], topic: Topic, settings: dict[str, Any], web: An
         if not response.is_html:
             continue
         fields = html_page_fields(response.body.decode("utf-8", "replace"), url)
-        scores.append(scorer.score_page(fields))
+        scores.append(state.page_relevance(fields)[0])
         labels.append(canonical_url(url) in wanted)
     return TraceScores(topic.id, "", np.array(scores), np.array(labels, dtype=bool), config.relevant_threshold)
 

