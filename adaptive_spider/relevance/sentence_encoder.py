@@ -183,7 +183,6 @@ class SentenceEncoder:
             if name not in weights:
                 raise ModelFilesError(f"{folder}/model.safetensors: no tensor {name}")
         self.embeddings = {name: value for name, value in weights.items() if name.startswith("embeddings.")}
-        self.dimension = self.embeddings["embeddings.word_embeddings.weight"].shape[1]
         self._layers = [_Layer.of(weights, f"encoder.layer.{layer}.") for layer in range(self.layers)]
 
     def encode(self, texts: list[str]) -> np.ndarray:
