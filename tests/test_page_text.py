@@ -9,7 +9,7 @@ from parsel import Selector
 from scrapy.http import HtmlResponse
 
 from adaptive_spider.relevance.links import PageLinks, _joiner
-from adaptive_spider.relevance.pagetext import body_text
+from adaptive_spider.relevance.pagetext import body_text, html_page_fields, page_fields
 
 
 def _root(html: str):
@@ -35,6 +35,21 @@ def test_the_body_text_reads_in_document_order_without_scripts_styles_or_comment
 def test_a_visible_text_equal_to_a_scripts_is_kept():
     html = "<html><body><p>ready</p><script>ready</script><p>done</p><style>ready</style></body></html>"
     assert body_text(_root(html)) == "ready done"
+
+
+def test_an_xhtml_page_given_as_text_reads_as_scrapy_reads_it():
+    # AsciiDoc's manual pages (git's) open with an XML declaration and the XHTML namespace.
+    html = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml">'
+        "<head><title>git-branch(1)</title><style>body { font-family: Georgia }</style></head>"
+        "<body><h1>git-branch(1) Manual Page</h1><p>List, create, or delete branches</p></body></html>"
+    )
+    url = "http://git.test/git-branch.html"
+    from_text = html_page_fields(html, url)
+    from_response, _ = page_fields(HtmlResponse(url, body=html.encode(), headers={"Content-Type": "text/html"}))
+    assert from_text == from_response
+    assert from_text.title == "git-branch(1)"
+    assert "font-family" not in from_text.body and "delete branches" in from_text.body
 
 
 def test_a_page_without_a_body_element_gives_its_roots_text():

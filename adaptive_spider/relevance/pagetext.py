@@ -124,7 +124,10 @@ def html_page_fields(html: str, url: str) -> PageFields:
 
     from parsel import Selector
 
-    return page_fields(SimpleNamespace(url=url, selector=Selector(text=html or "<html></html>")))[0]
+    # type="html" as Scrapy's HtmlResponse: parsel would read an XHTML page that opens with
+    # "<?xml" as XML, whose namespaced elements no title or style lookup finds.
+    selector = Selector(text=html or "<html></html>", type="html")
+    return page_fields(SimpleNamespace(url=url, selector=selector))[0]
 
 
 def content_sha1(text: str) -> str:
