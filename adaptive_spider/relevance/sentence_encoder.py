@@ -185,9 +185,20 @@ class SentenceEncoder:
         self.embeddings = {name: value for name, value in weights.items() if name.startswith("embeddings.")}
         self._layers = [_Layer.of(weights, f"encoder.layer.{layer}.") for layer in range(self.layers)]
 
+    @property
+    def width(self) -> int:
+        """The length of an embedding."""
+        return int(self.embeddings["embeddings.word_embeddings.weight"].shape[1])
+
     def encode(self, texts: list[str]) -> np.ndarray:
         """The unit-length embedding of each text, one row each."""
-        rows = [self.tokenizer.encode(text, self.max_length) for text in texts]
+        pooled = self.pooled([self.tokenizer.encode(text, self.max_length) for text in texts])
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled / np.maximum(norms, 1e-12)
+
+    def pooled(self, rows: list[list[int]]) -> np.ndarray:
+        """The mean of the model's output over each row of token ids (``[CLS]`` and ``[SEP]``
+        included, as :meth:`encode` gives them), not normalised."""
         longest = max((len(row) for row in rows), default=0)
         ids = np.zeros((len(rows), longest), dtype=np.int64)
         mask = np.zeros((len(rows), longest), dtype=np.float32)
@@ -195,9 +206,7 @@ class SentenceEncoder:
             ids[index, : len(row)] = row
             mask[index, : len(row)] = 1.0
         hidden = self._forward(ids, mask)
-        pooled = (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return pooled / np.maximum(norms, 1e-12)
+        return (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         w = self.embeddings
