@@ -130,7 +130,10 @@ class StaticEmbeddingRelevance(PageRelevance):
             self.document_counts = grown
 
     def _text_vector(self, rows: np.ndarray) -> np.ndarray:
-        weights = np.log((self.pages + 1.0) / (self.document_counts[rows] + 1.0))
+        # BM25's inverse document frequency: above 0 even for a word of every page so far, so
+        # that the first pages of a crawl have weights too.
+        counts = self.document_counts[rows]
+        weights = np.log1p((self.pages - counts + 0.5) / (counts + 0.5))
         return weights @ self.vectors.matrix[rows]
 
     def state_dict(self) -> dict[str, Any]:
