@@ -158,14 +158,20 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
     return (x - mean) / np.sqrt(variance + eps) * weight + bias
 
 
+def check_model_folder(folder: str | Path) -> Path:
+    """The folder, if it has the files a BERT sentence-transformers model has."""
+    folder = Path(folder)
+    for name in ("config.json", "vocab.txt", "model.safetensors"):
+        if not (folder / name).is_file():
+            raise ModelFilesError(f"{folder}: no {name} (a sentence-transformers BERT model folder has it)")
+    return folder
+
+
 class SentenceEncoder:
     """A BERT sentence-embedding model read from a folder; :meth:`encode` gives unit vectors."""
 
     def __init__(self, folder: str | Path, max_length: int | None = None) -> None:
-        folder = Path(folder)
-        for name in ("config.json", "vocab.txt", "model.safetensors"):
-            if not (folder / name).is_file():
-                raise ModelFilesError(f"{folder}: no {name} (a sentence-transformers BERT model folder has it)")
+        folder = check_model_folder(folder)
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         if config.get("model_type", "bert") != "bert" or config.get("hidden_act", "gelu") != "gelu":
             raise ModelFilesError(f"{folder}: a {config.get('model_type')} model; this encoder runs BERT with GELU")

@@ -27,6 +27,7 @@ import numpy as np
 
 from adaptive_spider.relevance.base import PageRelevance
 from adaptive_spider.relevance.embedding import MODEL, bundled_model_folder
+from adaptive_spider.relevance.scoring import link_preview_text
 from adaptive_spider.relevance.sentence_encoder import ModelFilesError
 from adaptive_spider.relevance.word_vectors import WordVectors, default_cache_folder
 from adaptive_spider.settings.components import read_setting
@@ -43,6 +44,8 @@ logger = logging.getLogger(__name__)
 
 # Headings beyond these words add little that the title and the opening do not say.
 _HEADING_WORDS = 60
+_LINK_MEMO_PAGES = 50
+_LINK_MEMO_SIZE = 200_000
 
 
 class StaticEmbeddingRelevance(PageRelevance):
@@ -73,6 +76,10 @@ class StaticEmbeddingRelevance(PageRelevance):
         # Document frequencies of the words of the pages scored so far, by the vectors' row.
         self.pages = 0
         self.document_counts = np.zeros(1024, dtype=np.float64)
+        self._query_at = -1
+        self._query = np.zeros(vectors.matrix.shape[1])
+        self._link_memo: dict[tuple[str, str], float] = {}
+        self._link_memo_until = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StaticEmbeddingRelevance:
@@ -110,17 +117,47 @@ class StaticEmbeddingRelevance(PageRelevance):
     def similarity(self, page: PageFields) -> float:
         """The cosine of the page's vector with the query's; the page joins the word counts."""
         rows = self.vectors.row_ids(self.page_words(page))
-        query_rows = self.vectors.row_ids(self.query_words)
         self._fit_counts()
         self.pages += 1
         self.document_counts[np.unique(rows)] += 1.0
-        page_vector = self._text_vector(rows)
-        query_vector = self._text_vector(query_rows)
-        norms = float(np.linalg.norm(page_vector) * np.linalg.norm(query_vector))
-        return float(page_vector @ query_vector) / norms if norms > 0.0 else 0.0
+        return self._cosine_with_query(rows)
 
     def score(self, page: PageFields, response: Response | None = None) -> float:
         return float(np.clip(self.similarity(page) / (2.0 * self.half), 0.0, 1.0))
+
+    def score_link(self, anchor: str, url: str) -> float:
+        """A link's relevance by the meaning of what it shows (its anchor and URL words, or a
+        context text), scaled as a page's; the crawl mixes it into the link's similarity."""
+        # A site repeats its navigation links on every page: each is scored once per stretch
+        # of _LINK_MEMO_PAGES pages (the word weights move little in between).
+        if self.pages >= self._link_memo_until or len(self._link_memo) > _LINK_MEMO_SIZE:
+            self._link_memo.clear()
+            self._link_memo_until = self.pages + _LINK_MEMO_PAGES
+        key = (anchor, url)
+        score = self._link_memo.get(key)
+        if score is None:
+            score = self._link_memo[key] = self._link_score(anchor, url)
+        return score
+
+    def _link_score(self, anchor: str, url: str) -> float:
+        rows = self.vectors.row_ids(words(link_preview_text(anchor, url)))
+        return float(np.clip(self._cosine_with_query(rows) / (2.0 * self.half), 0.0, 1.0))
+
+    def _cosine_with_query(self, rows: np.ndarray) -> float:
+        """The cosine of the text of the words at ``rows`` with the query (0 for no words)."""
+        if not len(rows):
+            return 0.0
+        text_vector = self._text_vector(rows)
+        query_vector = self._query_vector()
+        norms = float(np.linalg.norm(text_vector) * np.linalg.norm(query_vector))
+        return float(text_vector @ query_vector) / norms if norms > 0.0 else 0.0
+
+    def _query_vector(self) -> np.ndarray:
+        """The query's vector with the word weights of now (made again after each page)."""
+        if self._query_at != self.pages:
+            self._query = self._text_vector(self.vectors.row_ids(self.query_words))
+            self._query_at = self.pages
+        return self._query
 
     def _fit_counts(self) -> None:
         """Room in the counts for every word the vectors have a row for."""
@@ -130,6 +167,7 @@ class StaticEmbeddingRelevance(PageRelevance):
             self.document_counts = grown
 
     def _text_vector(self, rows: np.ndarray) -> np.ndarray:
+        self._fit_counts()
         # BM25's inverse document frequency: above 0 even for a word of every page so far, so
         # that the first pages of a crawl have weights too.
         counts = self.document_counts[rows]
@@ -148,3 +186,5 @@ class StaticEmbeddingRelevance(PageRelevance):
         self.document_counts = np.zeros(max(1024, len(self.vectors)), dtype=np.float64)
         self.document_counts[rows] = np.fromiter(counted.values(), dtype=np.float64, count=len(counted))
         self.pages = int(state.get("pages") or 0)
+        self._query_at = -1
+        self._link_memo_until = 0

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from adaptive_spider.relevance.sentence_encoder import SentenceEncoder, WordPieceTokenizer
+from adaptive_spider.relevance.sentence_encoder import SentenceEncoder, WordPieceTokenizer, check_model_folder
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def _model_key(folder: Path) -> str:
 def load_pieces(folder: str | Path, cache: Path | None) -> tuple[WordPieceTokenizer, np.ndarray]:
     """The model's tokenizer and its pieces' vectors: from ``cache`` when distilled before,
     else distilled now and saved there (a cache that cannot be written only costs the time)."""
-    folder = Path(folder)
+    folder = check_model_folder(folder)
     path = cache / f"word-vectors-{_model_key(folder)}.npy" if cache is not None else None
     if path is not None and path.is_file():
         try:
