@@ -64,14 +64,21 @@ class StaticEmbeddingRelevance(PageRelevance):
         (``ADAPTIVE_STATIC_EMBEDDING_WORDS``).
     """
 
-    def __init__(self, query: str, vectors: WordVectors, half: float = 0.45, body_words: int = 300) -> None:
+    def __init__(
+        self, query: str, vectors: WordVectors, half: float = 0.45, body_words: int = 300, floor: float = 0.0
+    ) -> None:
         self.query_words = [word for word in words(query) if is_content_word(word, QUERY_STOP_WORDS)]
         if not self.query_words:
             raise ConfigError(
                 "ADAPTIVE_QUERY: StaticEmbeddingRelevance compares pages with the query's words; give a query"
             )
         self.vectors = vectors
+        if not floor < half:
+            raise ConfigError(
+                f"ADAPTIVE_STATIC_EMBEDDING_FLOOR ({floor}) must be below ADAPTIVE_STATIC_EMBEDDING_HALF ({half})"
+            )
         self.half = half
+        self.floor = floor
         self.body_words = body_words
         # Document frequencies of the words of the pages scored so far, by the vectors' row.
         self.pages = 0
@@ -104,6 +111,7 @@ class StaticEmbeddingRelevance(PageRelevance):
             vectors,
             read_setting(settings, "ADAPTIVE_STATIC_EMBEDDING_HALF"),
             read_setting(settings, "ADAPTIVE_STATIC_EMBEDDING_WORDS"),
+            read_setting(settings, "ADAPTIVE_STATIC_EMBEDDING_FLOOR"),
         )
 
     def page_words(self, page: PageFields) -> list[str]:
@@ -123,7 +131,7 @@ class StaticEmbeddingRelevance(PageRelevance):
         return self._cosine_with_query(rows)
 
     def score(self, page: PageFields, response: Response | None = None) -> float:
-        return float(np.clip(self.similarity(page) / (2.0 * self.half), 0.0, 1.0))
+        return self._scaled(self.similarity(page))
 
     def score_link(self, anchor: str, url: str) -> float:
         """A link's relevance by the meaning of what it shows (its anchor and URL words, or a
@@ -141,7 +149,11 @@ class StaticEmbeddingRelevance(PageRelevance):
 
     def _link_score(self, anchor: str, url: str) -> float:
         rows = self.vectors.row_ids(words(link_preview_text(anchor, url)))
-        return float(np.clip(self._cosine_with_query(rows) / (2.0 * self.half), 0.0, 1.0))
+        return self._scaled(self._cosine_with_query(rows))
+
+    def _scaled(self, cosine: float) -> float:
+        """A cosine as a relevance: ``floor`` and below 0, ``half`` 0.5, linear between and beyond."""
+        return float(np.clip((cosine - self.floor) / (2.0 * (self.half - self.floor)), 0.0, 1.0))
 
     def _cosine_with_query(self, rows: np.ndarray) -> float:
         """The cosine of the text of the words at ``rows`` with the query (0 for no words)."""

@@ -673,6 +673,12 @@ SECTIONS: tuple[Section, ...] = (
                 "The cosine of a page's word-vector sum with the query's that scores a relevance of 0.5.",
             ),
             (
+                "ADAPTIVE_STATIC_EMBEDDING_FLOOR",
+                0.0,
+                real(-1.0, 1.0),
+                "The cosine that scores 0, and below it: between it and the half the relevance grows linearly.",
+            ),
+            (
                 "ADAPTIVE_STATIC_EMBEDDING_WORDS",
                 300,
                 integer(0, 100_000),
