@@ -19,7 +19,7 @@ vectors (about 25 s) and keeps them in ``ADAPTIVE_STATIC_EMBEDDING_CACHE``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,7 +65,13 @@ class StaticEmbeddingRelevance(PageRelevance):
     """
 
     def __init__(
-        self, query: str, vectors: WordVectors, half: float = 0.45, body_words: int = 300, floor: float = 0.0
+        self,
+        query: str,
+        vectors: WordVectors,
+        half: float = 0.45,
+        body_words: int = 300,
+        floor: float = 0.0,
+        judges_links: bool = False,
     ) -> None:
         self.query_words = [word for word in words(query) if is_content_word(word, QUERY_STOP_WORDS)]
         if not self.query_words:
@@ -79,6 +85,7 @@ class StaticEmbeddingRelevance(PageRelevance):
             )
         self.half = half
         self.floor = floor
+        self.judges_links = judges_links
         self.body_words = body_words
         # Document frequencies of the words of the pages scored so far, by the vectors' row.
         self.pages = 0
@@ -112,6 +119,7 @@ class StaticEmbeddingRelevance(PageRelevance):
             read_setting(settings, "ADAPTIVE_STATIC_EMBEDDING_HALF"),
             read_setting(settings, "ADAPTIVE_STATIC_EMBEDDING_WORDS"),
             read_setting(settings, "ADAPTIVE_STATIC_EMBEDDING_FLOOR"),
+            read_setting(settings, "ADAPTIVE_STATIC_EMBEDDING_LINKS"),
         )
 
     def page_words(self, page: PageFields) -> list[str]:
@@ -133,7 +141,13 @@ class StaticEmbeddingRelevance(PageRelevance):
     def score(self, page: PageFields, response: Response | None = None) -> float:
         return self._scaled(self.similarity(page))
 
-    def score_link(self, anchor: str, url: str) -> float:
+    @property
+    def score_link(self) -> Callable[[str, str], float] | None:
+        """:meth:`link_score` when ``ADAPTIVE_STATIC_EMBEDDING_LINKS`` is on, else None: the
+        crawl judges links by the query's words alone (measured better, docs/plugins.md)."""
+        return self.link_score if self.judges_links else None
+
+    def link_score(self, anchor: str, url: str) -> float:
         """A link's relevance by the meaning of what it shows (its anchor and URL words, or a
         context text), scaled as a page's; the crawl mixes it into the link's similarity."""
         # A site repeats its navigation links on every page: each is scored once per stretch

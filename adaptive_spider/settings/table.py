@@ -679,6 +679,12 @@ SECTIONS: tuple[Section, ...] = (
                 "The cosine that scores 0, and below it: between it and the half the relevance grows linearly.",
             ),
             (
+                "ADAPTIVE_STATIC_EMBEDDING_LINKS",
+                False,
+                BOOLEAN,
+                "Also judge each link by its words' vectors, mixed into its similarity as a page's relevance is.",
+            ),
+            (
                 "ADAPTIVE_STATIC_EMBEDDING_WORDS",
                 300,
                 integer(0, 100_000),
