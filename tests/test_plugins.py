@@ -37,16 +37,6 @@ class MusicRelevance(PageRelevance):
         return MusicRelevance.scored[page.url]
 
 
-class LinkJudge(PageRelevance):
-    """A model that judges links too: a link whose text says "music" is wholly relevant."""
-
-    def score(self, page, response=None) -> float:
-        return 0.5
-
-    def score_link(self, text: str, url: str) -> float:
-        return 1.0 if "music" in f"{text} {url}".lower() else 0.0
-
-
 class RecordingStrategy(BreadthFirst):
     """Breadth-first, built with from_crawler, and keeping the URLs it released."""
 
@@ -284,30 +274,6 @@ def test_the_query_weight_mixes_the_querys_page_score_into_the_models(demo_site,
     expected = [weight * q + (1 - weight) * p for q, p in zip(query_scores, probabilities, strict=True)]
     assert _analysed(mixed, site, url, paths) == pytest.approx(expected)
     assert len(set(query_scores)) > 1 and any(abs(q - p) > 0.05 for q, p in zip(query_scores, probabilities))
-
-
-@pytest.mark.parametrize("weight", [0.0, 0.25, 1.0])
-def test_a_model_that_judges_links_has_its_share_of_a_links_similarity(weight):
-    settings = {**TEST_SETTINGS, "ADAPTIVE_QUERY": "chamber music concerts"}
-    query_only = CrawlState.of(get_crawler(scrapy.Spider, settings))
-    judged = CrawlState.of(get_crawler(scrapy.Spider, {
-        **settings, "ADAPTIVE_RELEVANCE": "tests.test_plugins.LinkJudge", "ADAPTIVE_RELEVANCE_QUERY_WEIGHT": weight,
-    }))  # fmt: skip
-    links = [("Concerts", "http://a.test/concerts.html"), ("Music", "http://a.test/m.html"),
-             ("Chamber music", "http://a.test/chamber.html"), ("Contact", "http://a.test/contact.html")]  # fmt: skip
-    for anchor, url in links:
-        terms = query_only.terms.present_ids(f"{anchor.lower()} {url}")
-        query_share = query_only.link_similarity(terms, anchor, url)
-        model_share = 1.0 if "music" in anchor.lower() else 0.0
-        expected = weight * query_share + (1.0 - weight) * model_share
-        assert judged.link_similarity(terms, anchor, url) == pytest.approx(expected)
-        context = f"Tickets for {anchor.lower()} nights"
-        expected = weight * query_only.context_similarity(context) + (1.0 - weight) * model_share
-        assert judged.context_similarity(context) == pytest.approx(expected)
-    # The query's share alone would rank "Concerts" (a query word) above "Music" (also one):
-    # with the model's share, "Music" comes first unless the weight is the query's alone.
-    shares = {anchor: judged.link_similarity(judged.terms.present_ids(anchor.lower()), anchor, url) for anchor, url in links}
-    assert (shares["Music"] > shares["Concerts"]) == (weight < 1.0)
 
 
 def test_a_query_weight_without_a_model_is_said_to_have_no_effect(caplog):

@@ -174,12 +174,6 @@ class CrawlState:
             variants_only=config.expansion == "variants",
         )
         self._context_expansion = functools.lru_cache(maxsize=CONTEXT_MEMO_SIZE)(self._expansion_of_context)
-        # A model that also judges a link by its words (``score_link``) has its share of the
-        # link's similarity, as of a page's relevance.
-        link_model = getattr(self.relevance, "score_link", None)
-        self._link_model: Callable[[str, str], float] | None = (
-            link_model if callable(link_model) and config.relevance_query_weight < 1.0 else None
-        )
         # Times the queued links were valued anew for a changed expansion, and the pages fetched then.
         self.n_revalued = 0
         self._revalued_at = 0
@@ -369,27 +363,20 @@ class CrawlState:
         """Similarity of a link's preview (anchor and URL words) to the query: the scorer's
         share of the query terms ``term_ids``, mixed with the expansion's share of the preview."""
         similarity = self.scorer.score_term_ids(term_ids)
-        if len(self.expansion):
-            expansion = self.expansion.share_of_link(anchor, url)
-            similarity = mix(similarity, expansion, self.config.expansion_weight, self.config.expansion_mix)
-        return self._with_link_model(similarity, anchor, url)
+        if not len(self.expansion):
+            return similarity
+        expansion = self.expansion.share_of_link(anchor, url)
+        return mix(similarity, expansion, self.config.expansion_weight, self.config.expansion_mix)
 
     def context_similarity(self, context: str) -> float:
         """The link similarity of a link's context text (no URL), the query terms of the
         text remembered: a page's links share a few contexts."""
         similarity = self.scorer.score_term_ids(self._context_terms(context))
-        if len(self.expansion):
-            similarity = mix(
-                similarity, self._context_expansion(context), self.config.expansion_weight, self.config.expansion_mix
-            )
-        return self._with_link_model(similarity, context, "")
-
-    def _with_link_model(self, similarity: float, text: str, url: str) -> float:
-        """The query's similarity of a link's text mixed with the model's, as a page's relevance is."""
-        if self._link_model is None:
+        if not len(self.expansion):
             return similarity
-        weight = self.config.relevance_query_weight
-        return weight * similarity + (1.0 - weight) * checked_score(self._link_model(text, url), self.relevance)
+        return mix(
+            similarity, self._context_expansion(context), self.config.expansion_weight, self.config.expansion_mix
+        )
 
     def _terms_of_context(self, context: str) -> tuple[int, ...]:
         return self.terms.present_ids(link_preview_text(context, ""))

