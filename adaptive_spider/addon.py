@@ -27,6 +27,8 @@ logger = logging.getLogger(__name__)
 COMPONENTS = (
     # Sees each raw download outcome, before Scrapy's retry (550) and redirect (600).
     ("DOWNLOADER_MIDDLEWARES", "adaptive_spider.crawl.downloadermiddlewares.DomainProfileMiddleware", 950),
+    # Starts a worker-process model's page score; last to see a response, it scores what the spider gets.
+    ("DOWNLOADER_MIDDLEWARES", "adaptive_spider.crawl.downloadermiddlewares.ModelScoreMiddleware", 10),
     # Scores pages before the spider runs; annotates links after DepthMiddleware (900) set their depth.
     ("SPIDER_MIDDLEWARES", "adaptive_spider.crawl.spidermiddlewares.RelevanceMiddleware", 800),
     # Canonical URLs and trap guards on the spider's links, below the relevance middleware

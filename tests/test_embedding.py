@@ -1,18 +1,27 @@
 """The embedding relevance model: the NumPy encoder against sentence-transformers' own output,
-and a real crawl whose page relevance is the page's meaning, not its words."""
+a real crawl whose page relevance is the page's meaning, not its words, and the same in worker
+processes that the crawl never waits for."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 from pathlib import Path
 
 import numpy as np
 import pytest
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.test import get_crawler
+from twisted.internet.defer import Deferred
 
+from adaptive_spider.crawl.downloadermiddlewares import ModelScoreMiddleware
 from adaptive_spider.crawl.state import CrawlState
 from adaptive_spider.demo.site import QUERY
 from adaptive_spider.relevance.embedding import EmbeddingRelevance, bundled_model_folder
+from adaptive_spider.relevance.encoder_processes import EncoderProcesses, WorkerGone
 from adaptive_spider.relevance.pagetext import PageFields, html_page_fields
 from adaptive_spider.relevance.sentence_encoder import SentenceEncoder, WordPieceTokenizer
 from adaptive_spider.settings.config import ConfigError
@@ -38,6 +47,17 @@ def test_the_tokenizer_splits_as_berts_does(encoder):
     # Accents stripped, punctuation and CJK split off, words cut into the vocabulary's pieces.
     for text, ids in zip(REFERENCE["texts"], REFERENCE["input_ids"], strict=True):
         assert encoder.tokenizer.encode(text, 256) == ids
+
+
+def test_the_tokenizer_reads_a_long_text_in_blocks_as_it_would_whole():
+    # Only the text's first words are read for a page cut to the model's tokens; a block's end
+    # must cut no word (BERT drops control characters: "\x00end" joins the word before it).
+    tokenizer = WordPieceTokenizer(["[CLS]", "[SEP]", "[UNK]", "[PAD]", "a"])
+    text = "Héllo, wörld!\x0cstd::regex_search(s)\tnaïve\u00a0café 東京 " * 40 + "x" * 30 + "\x00end"
+    whole = list(tokenizer.iter_words(text, block=len(text) + 1))
+    assert whole[:7] == ["hello", ",", "world", "!", "std", ":", ":"] and whole[-1] == "x" * 30 + "end"
+    for block in (1, 3, 7, 64, 512):
+        assert list(tokenizer.iter_words(text, block=block)) == whole, block
 
 
 @needs_model
@@ -108,3 +128,72 @@ async def test_a_crawl_scores_its_pages_by_their_embedding(demo_site):
     others = [path for path in site.pages if "article" in path and url.rstrip("/") + path not in relevant][:30]
     outside = [model.score(html_page_fields(site.pages[path], url.rstrip("/") + path)) for path in others]
     assert len(outside) == 30 and np.mean(outside) < 0.5 < min(np.mean(inside), 1.0)
+
+
+# -- the encoder in worker processes (ADAPTIVE_EMBEDDING_PROCESSES) ------------------------------
+
+
+@needs_model
+@crawl_test
+async def test_a_worker_process_embeds_as_the_crawls_own_encoder(encoder):
+    workers = EncoderProcesses(MODEL, encoder.max_length, processes=1, depth=3)
+    try:
+        await maybe_deferred_to_future(workers.start())
+        texts = ["How do I use regular expressions?", "Telescopes and galaxies. " * 200, "naïve café ünïcode"]
+        pending = [workers.encode(text) for text in texts]
+        assert all(answer is not None for answer in pending)
+        # A fourth text finds the one worker with three waiting: declined, not queued.
+        assert workers.encode("one more") is None
+        assert (workers.sent, workers.declined) == (3, 1)
+        vectors = [await maybe_deferred_to_future(answer) for answer in pending if answer is not None]
+        for text, vector in zip(texts, vectors, strict=True):
+            assert float(vector @ encoder.encode([text])[0]) > 0.9999, text
+    finally:
+        workers.close()
+
+
+@needs_model
+@crawl_test
+async def test_a_worker_that_dies_fails_what_waited_on_it_and_takes_no_more(encoder):
+    workers = EncoderProcesses(MODEL, encoder.max_length, processes=1, depth=4)
+    await maybe_deferred_to_future(workers.start())
+    worker = workers.workers[0]
+    pending = workers.encode("Telescopes and galaxies. " * 200)
+    assert pending is not None
+    ended = Deferred()
+    original = worker.processEnded
+    worker.processEnded = lambda reason: (original(reason), ended.callback(None))  # type: ignore[method-assign]
+    os.kill(worker.transport.pid, signal.SIGKILL)
+    await maybe_deferred_to_future(ended)
+    with pytest.raises(WorkerGone, match="the encoder worker ended"):
+        await maybe_deferred_to_future(pending)
+    assert workers.encode("after") is None
+
+
+@needs_model
+@crawl_test
+async def test_a_crawl_with_embedding_workers_keeps_its_pace_and_scores_what_they_take(demo_site):
+    site, url = demo_site
+    settings = project_settings(
+        ADAPTIVE_RELEVANCE=EMBEDDING, ADAPTIVE_RELEVANCE_QUERY_WEIGHT=0.5, ADAPTIVE_EMBEDDING_PROCESSES=1,
+        CLOSESPIDER_PAGECOUNT=120,
+    )  # fmt: skip
+    result = await run_crawl(FocusedSpider, settings, query=QUERY, start_urls=url)
+    state = CrawlState.of(result.crawler)
+    model = state.relevance
+    assert isinstance(model, EmbeddingRelevance) and model.workers is not None
+    stats = result.stats
+    scored, busy = stats.get("adaptive/relevance/model_scored", 0), stats.get("adaptive/relevance/model_busy", 0)
+    # Every page was judged: by the worker's embedding or, when it was busy, by the query alone.
+    judged = [item for item in result.items if "relevance" in item]
+    assert scored >= 10 and scored + busy >= len(judged) >= 100, (scored, busy, len(judged))
+    assert stats["adaptive/embedding/pages_sent"] >= scored
+    assert not any(worker.waiting for worker in model.workers.workers)
+    relevant = {url.rstrip("/") + path for path in site.relevant}
+    inside = [item["relevance"] for item in result.items if item.get("url") in relevant]
+    assert len(inside) >= 20 and np.mean(inside) > 0.5
+
+def test_a_crawl_without_a_worker_model_has_no_model_score_middleware():
+    crawler = get_crawler(settings_dict=dict(project_settings()))
+    with pytest.raises(NotConfigured):
+        ModelScoreMiddleware.from_crawler(crawler)

@@ -78,6 +78,7 @@ TODAY = {
         "CONCURRENT_REQUESTS": 4,
         "DOWNLOADER_MIDDLEWARES": {
             "adaptive_spider.crawl.downloadermiddlewares.DomainProfileMiddleware": 950,
+            "adaptive_spider.crawl.downloadermiddlewares.ModelScoreMiddleware": 10,
             "adaptive_spider.extract.browser.BrowserRenderingMiddleware": 50,
         },
         "DOWNLOAD_HANDLERS": {"http": PLAYWRIGHT, "https": PLAYWRIGHT},

@@ -16,16 +16,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError, IgnoreRequest
+from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError, IgnoreRequest, NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, NoRouteError
 
 from adaptive_spider.crawl.engine_internals import tunnel_errors
 from adaptive_spider.crawl.state import CrawlState, domain_of, request_domain
+from adaptive_spider.relevance.pagetext import is_html
 
 if TYPE_CHECKING:
+    from collections.abc import Coroutine
+    from typing import Any
+
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from twisted.internet.defer import Deferred
 
 
 class DomainProfileMiddleware:
@@ -97,3 +103,41 @@ def _is_robots_txt(request: Request) -> bool:
     """RobotsTxtMiddleware's own fetch: most hosts answer it with a 404, which says
     nothing of their pages, and its answer is not the domain's first page."""
     return bool(request.meta.get("dont_obey_robotstxt")) and request.url.endswith("/robots.txt")
+
+
+class ModelScoreMiddleware:
+    """Downloader middleware that starts a relevance model's score of each HTML page in the
+    model's worker processes as the page arrives (``ADAPTIVE_EMBEDDING_PROCESSES``), and hands the
+    page on when the score is in: the spider middleware then finds it ready, and the crawl's
+    thread fetches and parses other pages meanwhile.
+
+    The add-on enables it with priority 10, the last to see a response: what it scores is what
+    the spider gets (redirects followed, bodies decompressed).
+    """
+
+    def __init__(self, state: CrawlState) -> None:
+        self.state = state
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ModelScoreMiddleware:
+        state = CrawlState.of(crawler)
+        if not state.scores_later:
+            # No reason given on purpose: Scrapy logs a warning for one, and a crawl whose
+            # model scores in its own thread (the default, BM25) has nothing to be warned of.
+            raise NotConfigured
+        return cls(state)
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response | Coroutine[Any, Any, Response]:
+        if _is_robots_txt(request) or response.status >= 400 or not is_html(response):
+            return response
+        pending = self.state.score_ahead(response)
+        if pending is None:
+            return response
+        return self._after(pending, response)
+
+    @staticmethod
+    async def _after(pending: Deferred[Any], response: Response) -> Response:
+        await maybe_deferred_to_future(pending)
+        return response

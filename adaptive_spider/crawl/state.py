@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response, TextResponse
     from scrapy.statscollectors import StatsCollector
+    from twisted.internet.defer import Deferred
+    from twisted.python.failure import Failure
 
     from adaptive_spider.frontier.frontier import Frontier
 
@@ -160,6 +162,10 @@ class CrawlState:
         self.copy_pages: set[int] = set()
         self._analyses: WeakKeyDictionary[Response, PageAnalysis] = WeakKeyDictionary()
         self._links: WeakKeyDictionary[Response, PageLinks] = WeakKeyDictionary()
+        # A page's fields, read once for a relevance model that scores in worker processes
+        # (before the spider sees the page) and for the analysis; and the scores it gave.
+        self._fields: WeakKeyDictionary[Response, tuple[PageFields, list[str]]] = WeakKeyDictionary()
+        self._model_scores: WeakKeyDictionary[Response, float] = WeakKeyDictionary()
         self._page_listeners: list[PageListener] = []
         # A link context's query terms (scored with the current statistics on each read).
         self._context_terms = functools.lru_cache(maxsize=CONTEXT_MEMO_SIZE)(self._terms_of_context)
@@ -219,7 +225,7 @@ class CrawlState:
         """
         analysis = self._analyses.get(response)
         if analysis is None:
-            fields, headings = page_fields(response)
+            fields, headings = self._fields.pop(response) if response in self._fields else page_fields(response)
             relevance, counts = self.page_relevance(fields, response)
             sha1 = content_sha1(fields.body)
             language = page_language(cast("TextResponse", response))
@@ -248,8 +254,51 @@ class CrawlState:
         weight = self.config.relevance_query_weight
         if self.relevance is None or weight >= 1.0:
             return query_score, counts
-        model_score = checked_score(self.relevance.score(fields, response), self.relevance)
+        if self.scores_later:
+            # Scored in worker processes as the page arrived (score_ahead), or not at all when
+            # they were busy: then the query's score alone, the crawl must not wait.
+            model_score = self._model_scores.pop(response, None) if response is not None else None
+            if model_score is None:
+                self.inc_stat("relevance/model_busy")
+                return query_score, counts
+            self.inc_stat("relevance/model_scored")
+        else:
+            model_score = checked_score(self.relevance.score(fields, response), self.relevance)
         return weight * query_score + (1.0 - weight) * model_score, counts
+
+    @property
+    def scores_later(self) -> bool:
+        """Whether the relevance model scores pages in worker processes (:meth:`score_ahead`)."""
+        return (
+            self.relevance is not None
+            and self.config.relevance_query_weight < 1.0
+            and bool(getattr(self.relevance, "scores_later", False))
+        )
+
+    def score_ahead(self, response: Response) -> Deferred[Any] | None:
+        """Start the relevance model's score of an HTML page in its worker processes, for
+        :meth:`analyze` to find when the spider gets the page (``ModelScoreMiddleware``).
+
+        None when the model scores in the crawl's thread, or its workers are all busy.
+        """
+        if not self.scores_later or response in self._analyses:
+            return None
+        fields = self._fields.get(response)
+        if fields is None:
+            fields = self._fields[response] = page_fields(response)
+        pending = cast("Any", self.relevance).score_later(fields[0])
+        if pending is None:
+            return None
+
+        def keep(score: float) -> None:
+            self._model_scores[response] = checked_score(score, self.relevance)
+
+        def lost(failure: Failure) -> None:
+            # The page is then judged by the query's score alone; the crawl goes on.
+            logger.warning("%s: no model score for %s: %s", type(self.relevance).__name__, response.url,
+                           failure.getErrorMessage())  # fmt: skip
+
+        return pending.addCallbacks(keep, lost)
 
     def _tell_listeners(self, analysis: PageAnalysis) -> None:
         """Each listener in turn; one that fails is logged and the others still hear,

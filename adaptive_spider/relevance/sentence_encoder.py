@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import struct
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +67,33 @@ def _is_cjk(code: int) -> bool:
     )  # fmt: skip
 
 
+def _clean(text: str) -> str:
+    """BERT's text clean-up: no control characters, CJK characters spaced as words of their own."""
+    spaced = []
+    for char in text:
+        code = ord(char)
+        if code == 0 or code == 0xFFFD or (unicodedata.category(char).startswith("C") and char not in "\t\n\r"):
+            continue
+        spaced.append(f" {char} " if _is_cjk(code) else char)
+    return "".join(spaced)
+
+
+def _split_punctuation(word: str) -> Iterator[str]:
+    """A whitespace-separated word lowercased, accents stripped, each punctuation sign a word."""
+    word = "".join(c for c in unicodedata.normalize("NFD", word.lower()) if unicodedata.category(c) != "Mn")
+    current = ""
+    for char in word:
+        if _is_punctuation(char):
+            if current:
+                yield current
+            yield char
+            current = ""
+        else:
+            current += char
+    if current:
+        yield current
+
+
 class WordPieceTokenizer:
     """BERT's uncased tokenizer: clean, lowercase, strip accents, split off punctuation, then
     split each word into the longest pieces of the vocabulary (``##`` marks a continuation)."""
@@ -83,27 +111,21 @@ class WordPieceTokenizer:
         return cls(path.read_text(encoding="utf-8").splitlines())
 
     def words(self, text: str) -> list[str]:
-        spaced = []
-        for char in text:
-            code = ord(char)
-            if code == 0 or code == 0xFFFD or (unicodedata.category(char).startswith("C") and char not in "\t\n\r"):
-                continue
-            spaced.append(f" {char} " if _is_cjk(code) else char)
-        words = []
-        for word in "".join(spaced).lower().split():
-            word = "".join(c for c in unicodedata.normalize("NFD", word) if unicodedata.category(c) != "Mn")
-            current = ""
-            for char in word:
-                if _is_punctuation(char):
-                    if current:
-                        words.append(current)
-                    words.append(char)
-                    current = ""
-                else:
-                    current += char
-            if current:
-                words.append(current)
-        return words
+        return list(self.iter_words(text))
+
+    def iter_words(self, text: str, block: int = 512) -> Iterator[str]:
+        """The text's words, read ``block`` characters at a time: a page is cut to the model's
+        first tokens, and its other thousands of characters need not be read."""
+        carry = ""
+        for start in range(0, len(text), block):
+            cleaned = carry + _clean(text[start : start + block])
+            parts = cleaned.split()
+            # A word cut by the block's end waits for the rest of it.
+            carry = parts.pop() if parts and start + block < len(text) and not cleaned[-1].isspace() else ""
+            for part in parts:
+                yield from _split_punctuation(part)
+        if carry:
+            yield from _split_punctuation(carry)
 
     def word_ids(self, word: str) -> list[int]:
         cached = self._pieces.get(word)
@@ -132,7 +154,7 @@ class WordPieceTokenizer:
     def encode(self, text: str, max_length: int) -> list[int]:
         """``[CLS]`` + the text's token ids + ``[SEP]``, cut to ``max_length`` ids in all."""
         ids = [self.ids["[CLS]"]]
-        for word in self.words(text):
+        for word in self.iter_words(text):
             ids.extend(self.word_ids(word))
             if len(ids) >= max_length - 1:
                 break
@@ -163,6 +185,8 @@ class SentenceEncoder:
 
     def __init__(self, folder: str | Path, max_length: int | None = None) -> None:
         folder = Path(folder)
+        #: Where the model's files are (a worker process reads them again from there).
+        self.folder = folder
         for name in ("config.json", "vocab.txt", "model.safetensors"):
             if not (folder / name).is_file():
                 raise ModelFilesError(f"{folder}: no {name} (a sentence-transformers BERT model folder has it)")

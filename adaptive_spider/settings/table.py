@@ -656,6 +656,16 @@ SECTIONS: tuple[Section, ...] = (
                 real(0.0, 1.0, low_open=True),
                 "The cosine of a page's embedding with the query's that scores a relevance of 0.5.",
             ),
+            (
+                "ADAPTIVE_EMBEDDING_PROCESSES",
+                0,
+                integer(0, 64),
+                (
+                    "Worker processes that embed pages off the crawl's thread (one spare core each); a page that "
+                    "finds them all busy is judged by the query's page score alone, so the crawl keeps Scrapy's "
+                    "pace. 0: every page is embedded in the crawl's thread, which halves its pages/s."
+                ),
+            ),
         ),
     ),
     Section(

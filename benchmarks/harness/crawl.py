@@ -145,6 +145,7 @@ class FetchRecorder:
         self.run.learned = terms  # results.json: query_learned of each run
         self.run.failed = failed_requests(self.crawler.stats.get_stats())
         self.run.links = link_counts(self.crawler.stats.get_stats())
+        self.run.model_pages = model_pages(self.crawler.stats.get_stats())
         if terms:  # what the query learned, beside the progress lines (the crawl logs at WARNING)
             print(f"{self.run.topic} {self.run.strategy}: query expansion {terms}", flush=True)
 
@@ -162,6 +163,14 @@ def failed_requests(stats: dict) -> dict:
         "hosts_tried": stats.get("robotstxt/request_count", 0),
         "unreachable_dropped": stats.get("adaptive/filtered/unreachable", 0),
     }
+
+
+def model_pages(stats: dict) -> dict:
+    """Pages a relevance model in worker processes scored (``scored``) and pages it could not take
+    (``busy``: judged by the query's score alone); empty for a crawl without one."""
+    scored = stats.get("adaptive/relevance/model_scored", 0)
+    busy = stats.get("adaptive/relevance/model_busy", 0)
+    return {"scored": scored, "busy": busy} if scored or busy else {}
 
 
 def link_counts(stats: dict) -> dict:

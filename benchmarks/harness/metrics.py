@@ -81,6 +81,9 @@ class Run:
     failed: dict = field(default_factory=dict)
     #: What became of the links the spider yielded, from its stats at its end (see :func:`link_counts`).
     links: dict = field(default_factory=dict)
+    #: Pages a relevance model in worker processes scored, and pages it could not take (the
+    #: workers were busy: the query's score alone), from the crawl's stats; empty without one.
+    model_pages: dict = field(default_factory=dict)
 
     def found_at(self, relevant: set[str], budget: int) -> list[int]:
         """1-based fetch numbers (within the budget) at which a relevant page was fetched first."""

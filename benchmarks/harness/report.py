@@ -191,6 +191,7 @@ class Results:
                             "query_learned": run.learned,
                             "failed_requests": run.failed,
                             "links": run.links,
+                            **({"model_pages": run.model_pages} if run.model_pages else {}),
                         }
                         for run in runs
                     ]

@@ -5,7 +5,10 @@ adaptive_spider.addon.COMPONENTS)."""
 from plainproject.settings_plain import *  # noqa: F403
 
 SCHEDULER = "adaptive_spider.crawl.scheduler.AdaptiveScheduler"
-DOWNLOADER_MIDDLEWARES = {"adaptive_spider.crawl.downloadermiddlewares.DomainProfileMiddleware": 950}
+DOWNLOADER_MIDDLEWARES = {
+    "adaptive_spider.crawl.downloadermiddlewares.DomainProfileMiddleware": 950,
+    "adaptive_spider.crawl.downloadermiddlewares.ModelScoreMiddleware": 10,
+}
 SPIDER_MIDDLEWARES = {
     "adaptive_spider.crawl.spidermiddlewares.RelevanceMiddleware": 800,
     "adaptive_spider.crawl.canonical.CanonicalUrlMiddleware": 760,
