@@ -17,6 +17,12 @@ sentence-transformers and PyTorch, which this needs not). Or any BERT sentence-t
 folder, given by ``ADAPTIVE_EMBEDDING_MODEL``. It runs in NumPy
 (:mod:`~adaptive_spider.relevance.sentence_encoder`): about 50 ms a page at 128 tokens on
 this project's 2-core machine, against well under 1 ms for BM25 (docs/plugins.md has the figures).
+
+In the crawl's thread that cost halves the crawl's pages/s. With ``ADAPTIVE_EMBEDDING_PROCESSES``
+at 1 or more, worker processes embed the pages instead
+(:mod:`~adaptive_spider.relevance.encoder_processes`), each on a core the crawl does not use, and
+a page that finds every worker busy is judged by the query's page score alone: the crawl keeps
+its pace, and the model judges as many pages as the spare cores can take.
 """
 
 from __future__ import annotations
@@ -109,7 +115,8 @@ class EmbeddingRelevance(PageRelevance):
         model = cls.from_settings(crawler.settings)
         processes = read_setting(crawler.settings, PROCESSES)
         if processes:
-            workers = EncoderProcesses(model.encoder.folder, model.encoder.max_length, processes)
+            depth = read_setting(crawler.settings, "ADAPTIVE_EMBEDDING_QUEUE")
+            workers = EncoderProcesses(model.encoder.folder, model.encoder.max_length, processes, depth)
             model.workers = workers
             model.stats = crawler.stats
             crawler.signals.connect(model.start_workers, signal=signals.spider_opened)

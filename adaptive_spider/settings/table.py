@@ -666,6 +666,15 @@ SECTIONS: tuple[Section, ...] = (
                     "pace. 0: every page is embedded in the crawl's thread, which halves its pages/s."
                 ),
             ),
+            (
+                "ADAPTIVE_EMBEDDING_QUEUE",
+                8,
+                integer(1, 1000),
+                (
+                    "With ADAPTIVE_EMBEDDING_PROCESSES: pages that may wait on each worker. Pages come in bursts; "
+                    "a longer queue lets the workers take more of them, each page waiting longer for its score."
+                ),
+            ),
         ),
     ),
     Section(
