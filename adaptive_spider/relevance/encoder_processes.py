@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _HEADER = struct.Struct(">I")
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 # One BLAS thread a worker: each worker is to use one spare core, not compete for the crawl's.
 _ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
@@ -135,7 +134,9 @@ class EncoderProcesses:
         if reactor is None:
             from twisted.internet import reactor
         env = {**os.environ, **_ONE_THREAD}
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, (_PACKAGE_ROOT, env.get("PYTHONPATH"))))
+        # The crawl's own import path: the worker imports this package from where the crawl did
+        # (a checkout, site-packages, or the egg Scrapyd put on sys.path).
+        env["PYTHONPATH"] = os.pathsep.join(entry for entry in sys.path if entry)
         command = [sys.executable, "-m", "adaptive_spider.relevance.encoder_worker", self.folder, str(self.max_tokens)]
         for _ in range(self.processes):
             worker = _Worker()
