@@ -7,23 +7,18 @@ model, then answers on stdout what it reads on stdin, in order, until stdin clos
 - then for each text (4 bytes of length, big-endian, then the text in UTF-8): its unit-length
   embedding (dimension float32 values, little-endian).
 
-Texts that have arrived while it encoded are encoded together, one forward pass for all: a
-batch's matrix products run faster per text than one text's. Plain pipes and a fixed frame keep
-the crawl's side free of threads and of multiprocessing's import of the crawl's ``__main__``.
+One text at a time: batches of texts that had arrived together were no faster per text at 64
+tokens (measured on this project's 2-core machine). Plain pipes and a fixed frame keep the
+crawl's side free of threads and of multiprocessing's import of the crawl's ``__main__``.
 """
 
 from __future__ import annotations
 
-import os
-import select
 import struct
 import sys
 from typing import BinaryIO
 
 _HEADER = struct.Struct(">I")
-#: Texts of one forward pass at most: pages arrive a few at a time, and a larger batch only
-#: delays the first of them.
-MAX_BATCH = 8
 
 
 def read_exactly(stream: BinaryIO, size: int) -> bytes | None:
@@ -47,10 +42,6 @@ def read_text(stream: BinaryIO) -> str | None:
     return None if body is None else body.decode("utf-8", errors="replace")
 
 
-def _more_waiting(stream: BinaryIO) -> bool:
-    return bool(select.select([stream], [], [], 0)[0])
-
-
 def serve(folder: str, max_tokens: int, requests: BinaryIO, answers: BinaryIO) -> None:
     """Encode each text read from ``requests`` and write its embedding to ``answers``."""
     from adaptive_spider.relevance.sentence_encoder import SentenceEncoder
@@ -63,17 +54,8 @@ def serve(folder: str, max_tokens: int, requests: BinaryIO, answers: BinaryIO) -
         text = read_text(requests)
         if text is None:
             return
-        batch = [text]
-        # Only what has fully arrived is read without waiting: the crawl writes a frame at once.
-        while len(batch) < MAX_BATCH and _more_waiting(requests):
-            text = read_text(requests)
-            if text is None:
-                break
-            batch.append(text)
-        answers.write(encoder.encode(batch).astype("<f4").tobytes())
+        answers.write(encoder.encode([text])[0].astype("<f4").tobytes())
         answers.flush()
-        if text is None:
-            return
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,10 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 2:
         print("usage: python -m adaptive_spider.relevance.encoder_worker FOLDER MAX_TOKENS", file=sys.stderr)
         return 2
-    # Unbuffered binary ends of the pipes: select() must see what the reader has not taken yet.
-    requests = os.fdopen(sys.stdin.fileno(), "rb", buffering=0)
     try:
-        serve(args[0], int(args[1]), requests, sys.stdout.buffer)
+        serve(args[0], int(args[1]), sys.stdin.buffer, sys.stdout.buffer)
     except (BrokenPipeError, KeyboardInterrupt):
         return 0
     return 0
