@@ -193,40 +193,49 @@ def _settings(meta: dict[str, Any], pairs: list[str]) -> dict[str, Any]:
     return settings
 
 
+def scored_traces(run: Path, labels: str | None, pairs: list[str], strategy: str = "*") -> list[TraceScores]:
+    """Each traced crawl of a harness run (of ``strategy``'s, else of all), its fetched pages
+    scored again in fetch order."""
+    meta = _run_metadata(run)
+    traces = sorted((run / "traces").glob(f"*-{strategy}-*.txt"))
+    if not traces:
+        which = "" if strategy == "*" else f" of {strategy}"
+        raise BadInput(f"{run}: no traces{which} in traces/ (run the harness with --traces)")
+    web_args = argparse.Namespace(
+        folder=meta.get("folder"), host=meta.get("host") or "site.test", web=meta.get("web", "small")
+    )
+    topics_file = _topics_file(meta)
+    topics = {topic.id: topic for topic in load_topics(topics_file)}
+    if not meta.get("keywords"):
+        topics = {key: dataclasses.replace(topic, keywords=()) for key, topic in topics.items()}
+    crawled = {}
+    for path in traces:
+        topic_id = next((t for t in sorted(topics, key=len, reverse=True) if path.stem.startswith(t + "-")), None)
+        if topic_id is None:
+            raise BadInput(f"{path.name}: no topic of {topics_file} it belongs to")
+        crawled[path] = topics[topic_id]
+    chosen = list({topic.id: topic for topic in crawled.values()}.values())
+    labeler = Labeler(load_web(web_args))
+    if labels or meta.get("labels_from") == "file":
+        relevant = labels_from_file(labeler, chosen, labels, topics_file)
+    else:
+        relevant = compute_labels(labeler, chosen, None, topics_file)
+    settings = _settings(meta, pairs)
+    scored = []
+    for path, topic in crawled.items():
+        urls = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        one = score_trace(urls, topic, settings, labeler.web, relevant[topic.id])
+        one.trace = path.stem
+        scored.append(one)
+    return scored
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     run = Path(args.run)
     try:
-        meta = _run_metadata(run)
-        traces = sorted((run / "traces").glob("*.txt"))
-        if not traces:
-            raise BadInput(f"{run}: no traces/ (run the harness with --traces)")
-        web_args = argparse.Namespace(
-            folder=meta.get("folder"), host=meta.get("host") or "site.test", web=meta.get("web", "small")
-        )
-        topics_file = _topics_file(meta)
-        topics = {topic.id: topic for topic in load_topics(topics_file)}
-        if not meta.get("keywords"):
-            topics = {key: dataclasses.replace(topic, keywords=()) for key, topic in topics.items()}
-        crawled = {}
-        for path in traces:
-            topic_id = next((t for t in sorted(topics, key=len, reverse=True) if path.stem.startswith(t + "-")), None)
-            if topic_id is None:
-                raise BadInput(f"{path.name}: no topic of {topics_file} it belongs to")
-            crawled[path] = topics[topic_id]
-        chosen = list({topic.id: topic for topic in crawled.values()}.values())
-        labeler = Labeler(load_web(web_args))
-        if args.labels or meta.get("labels_from") == "file":
-            labels = labels_from_file(labeler, chosen, args.labels, topics_file)
-        else:
-            labels = compute_labels(labeler, chosen, None, topics_file)
-        settings = _settings(meta, args.set)
-        rows = []
-        for path, topic in crawled.items():
-            urls = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-            scored = score_trace(urls, topic, settings, labeler.web, labels[topic.id])
-            scored.trace = path.stem
-            rows.append(scored.row())
+        rows = [scored.row() for scored in scored_traces(run, args.labels, args.set)]
+        settings = _settings(_run_metadata(run), args.set)
     except (BadInput, TopicsError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

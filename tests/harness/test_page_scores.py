@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from benchmarks.harness.demo import write_demo
 from benchmarks.page_scores import auc, average_precision, main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,21 +27,6 @@ def test_average_precision_is_the_mean_precision_at_each_relevant_page():
     scores = np.array([0.9, 0.8, 0.7, 0.6])
     assert average_precision(scores, np.array([True, False, True, False])) == pytest.approx((1 / 1 + 2 / 3) / 2)
     assert average_precision(scores, np.array([False, False, False, False])) is None
-
-
-@pytest.fixture(scope="module")
-def traced_run(tmp_path_factory):
-    """A harness run with traces: the demo site (164 pages), bestfirst, 120 pages."""
-    folder = tmp_path_factory.mktemp("demo")
-    site, topics, demo = write_demo(folder, hubs_per_topic=2, articles_per_hub=12)
-    out = folder / "out"
-    command = [
-        sys.executable, "-m", "benchmarks.harness", "--folder", str(site), "--topics", str(topics),
-        "--out", str(out), "--no-warmup", "--strategies", "bestfirst", "--budget", "120", "--traces",
-    ]  # fmt: skip
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert completed.returncode == 0, completed.stderr[-2000:]
-    return out, demo
 
 
 @pytest.mark.benchmark

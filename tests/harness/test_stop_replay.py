@@ -1,0 +1,43 @@
+"""``python -m benchmarks.stop_replay``: where a rule that waits for the best pages to settle would stop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmarks.stop_replay import main, settled_at
+
+
+def test_the_rule_stops_when_the_k_best_scores_have_not_changed_for_the_window():
+    # The two best: 0.9 (page 3), then 0.8 (page 12) in place of 0.6; nothing after page 12 enters.
+    scores = np.array([0.5, 0.6, 0.9] + [0.1] * 8 + [0.8] + [0.5] * 30)
+    assert settled_at(scores, k=2, window=10, min_pages=1) == 22
+    assert settled_at(scores, k=1, window=10, min_pages=1) == 13
+    # A later, better page starts the window again.
+    assert settled_at(np.append(scores[:15], [0.95] + [0.1] * 10), k=2, window=10, min_pages=1) == 26
+    # Never settled within the pages there are, nor before min_pages.
+    assert settled_at(scores, k=2, window=40, min_pages=1) is None
+    assert settled_at(scores, k=1, window=10, min_pages=30) == 30
+
+
+@pytest.mark.benchmark
+def test_a_traced_run_is_replayed_with_each_rule(traced_run, capsys):
+    out, _ = traced_run
+    assert main([str(out), "--strategy", "bestfirst", "--rule", "3:10", "--rule", "5:500"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "| crawl (relevant pages in its trace) | k=3, window=10 | k=5, window=500 |"
+    (row,) = [line for line in printed if line.startswith("| demo-astronomy-bestfirst-1 (")]
+    first, second = row.split(" | ")[1:3]
+    stop, found = first.split(" (")
+    assert 10 <= int(stop) <= 120 and found.endswith(" relevant)")
+    assert second.rstrip(" |") == "not within 120"
+    assert main([str(out), "--strategy", "tres"]) == 2
+    assert "no traces of tres" in capsys.readouterr().err
+
+
+def test_a_bad_rule_or_a_run_without_traces_is_a_clear_error(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main([str(tmp_path), "--rule", "10"])
+    assert "give K:WINDOW" in capsys.readouterr().err
+    assert main([str(tmp_path)]) == 2
+    assert "not a harness output folder" in capsys.readouterr().err
