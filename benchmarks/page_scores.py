@@ -234,8 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     run = Path(args.run)
     try:
+        settings = _settings(_run_metadata(run), args.set)  # checked before any page is scored
         rows = [scored.row() for scored in scored_traces(run, args.labels, args.set)]
-        settings = _settings(_run_metadata(run), args.set)
     except (BadInput, TopicsError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

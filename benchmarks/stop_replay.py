@@ -24,12 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
+from adaptive_spider.settings import defaults
 from benchmarks.harness.cli import BadInput
 from benchmarks.harness.topics import TopicsError
 from benchmarks.page_scores import EXIT_BAD_INPUT, TraceScores, scored_traces
 
-#: Pages before which no rule stops (the self-stop's ADAPTIVE_STOP_MIN_PAGES).
-MIN_PAGES = 10
+#: Pages before which no rule stops, as for the self-stop's criteria.
+MIN_PAGES: int = defaults.ADAPTIVE_STOP_MIN_PAGES
 
 
 def settled_at(scores: np.ndarray, k: int, window: int, min_pages: int = MIN_PAGES) -> int | None:
