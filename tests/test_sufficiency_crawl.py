@@ -148,9 +148,20 @@ async def test_crawl_closes_sufficient_after_the_answer_pages(answer_site):
     assert stats["finish_reason"] == "sufficient", trace
     fetched = {u.removeprefix(url) for u in result.fetched}
     assert site.relevant <= fetched, trace
-    assert len(result.fetched) < budget / 2, trace
+    assert len(result.fetched) < budget * 2 / 3, trace
     assert stats["adaptive/sufficiency/sufficiency"] >= 0.75
     assert stats["adaptive/sufficiency/stop_reason"] == "sufficient"
+    # Not before the best pages settled: none joined them near the best for as many pages
+    # as it took to find them, and for ADAPTIVE_STOP_SETTLE_MIN (30) at least.
+    changed = stats["adaptive/sufficiency/best_changed_at"]
+    assert changed >= 3 and stats["adaptive/sufficiency/pages"] >= changed + max(30, changed), trace
+    # Without the wait, `sufficient` comes sooner.
+    eager, eager_trace = await traced_crawl(
+        self_stopping(CLOSESPIDER_PAGECOUNT=budget, ADAPTIVE_STOP_SETTLE=0, ADAPTIVE_STOP_SETTLE_MIN=0),
+        query=QUERY, start_urls=url + "/",
+    )  # fmt: skip
+    assert eager.stats["finish_reason"] == "sufficient", eager_trace
+    assert eager.stats["adaptive/sufficiency/pages"] < stats["adaptive/sufficiency/pages"], eager_trace
     # With the self-stop off, the same crawl runs to the end of the site.
     full = await run_crawl(FocusedSpider, project_settings(CLOSESPIDER_PAGECOUNT=budget), query=QUERY, start_urls=url + "/")
     assert full.stats["finish_reason"] in ("finished", "closespider_pagecount")
@@ -187,7 +198,9 @@ async def test_report_next_to_the_feed_and_offline_recomputation(answer_site, tm
     assert len(report["sufficiency_by_page"]) == stats["adaptive/sufficiency/pages"]
     # The saved knowledge base gives the same metrics offline.
     estimator, _ = evaluate_knowledge_base(read_knowledge_base(feed), QUERY)
-    assert estimator.metrics().as_dict() == {k: v for k, v in report["summary"].items() if k not in ("best_gain", "stop_reason")}
+    summary = {k: v for k, v in report["summary"].items() if k not in ("best_gain", "stop_reason", "best_changed_at")}
+    assert estimator.metrics().as_dict() == summary
+    assert estimator.best_changed_at == report["summary"]["best_changed_at"] > 0
     done = subprocess.run(
         [sys.executable, "-m", "scrapy", "sufficiency", str(feed), "--query", QUERY, "--json"],
         cwd=PROJECT, capture_output=True, text=True, timeout=60,
@@ -197,6 +210,9 @@ async def test_report_next_to_the_feed_and_offline_recomputation(answer_site, tm
     assert offline["metrics"] == report["metrics"]
     assert offline["sufficiency_by_page"] == report["sufficiency_by_page"]
     assert offline["would_stop"]["reason"] in ("sufficient", "plateau")
+    # Offline, as in the crawl, not before the best pages settled.
+    changed = report["summary"]["best_changed_at"]
+    assert offline["would_stop"]["page"] >= changed + max(30, changed)
 
 
 class MixedItemsSpider(scrapy.Spider):

@@ -33,13 +33,21 @@ if TYPE_CHECKING:
     from adaptive_spider.sufficiency.metrics import SufficiencyMetrics
 
 
-def replay_stop(history: Sequence[float], config: AdaptiveConfig) -> tuple[int | None, str | None]:
+def replay_stop(
+    history: Sequence[float], config: AdaptiveConfig, best_changed: Sequence[int] | None = None
+) -> tuple[int | None, str | None]:
     """The page (1-based) at which ``sufficient`` or ``plateau`` would have stopped a
-    crawl with this IS history, and which criterion; (None, None) if neither."""
+    crawl with this IS history, and which criterion; (None, None) if neither.
+    ``best_changed``: per page, the page at which the best pages last changed (the
+    estimator's ``best_changed_at`` after it); no criterion fires before they settle."""
     window = config.stop_plateau_window
     for page, value in enumerate(history, 1):
         if page < config.stop_min_pages:
             continue
+        if best_changed is not None:
+            changed = best_changed[page - 1]
+            if page - changed < max(config.stop_settle_min, config.stop_settle * changed):
+                continue
         if "sufficient" in config.stop_criteria and value >= config.stop_threshold:
             return page, "sufficient"
         if (
@@ -92,12 +100,12 @@ class Command(ScrapyCommand):
         if not len(estimator.terms):
             raise UsageError(f"--query: no terms left in {config.query!r} after removing stop words", print_help=False)
         try:
-            self._evaluate(args[0], estimator, opts.every, quiet=opts.json)
+            best_changed = self._evaluate(args[0], estimator, opts.every, quiet=opts.json)
         except FileNotFoundError:
             raise UsageError(f"{args[0]}: no such file", print_help=False) from None
         except (ValueError, UnicodeDecodeError) as exc:
             raise UsageError(f"{args[0]}: {exc}", print_help=False) from None
-        page, reason = replay_stop(estimator.history, config)
+        page, reason = replay_stop(estimator.history, config, best_changed)
         if opts.json:
             report = estimator.report()
             report.update(
@@ -110,13 +118,17 @@ class Command(ScrapyCommand):
         self._print(estimator, config, page, reason)
 
     @staticmethod
-    def _evaluate(path: str, estimator: SufficiencyEstimator, every: int, quiet: bool) -> None:
+    def _evaluate(path: str, estimator: SufficiencyEstimator, every: int, quiet: bool) -> list[int]:
+        """Feeds the file's pages to the estimator; returns, per page, when its best pages last changed."""
+        best_changed = []
         for item in read_knowledge_base(path):
             if not isinstance(item, dict) or not is_page_item(item):
                 continue
             estimator.update(item)
+            best_changed.append(estimator.best_changed_at)
             if every and not quiet and estimator.n_pages % every == 0:
                 print(_metrics_line(estimator.metrics()))
+        return best_changed
 
     @staticmethod
     def _print(estimator: SufficiencyEstimator, config: AdaptiveConfig, page: int | None, reason: str | None) -> None:
@@ -137,7 +149,8 @@ class Command(ScrapyCommand):
         else:
             print(
                 f"would not stop by itself (sufficient at IS >= {config.stop_threshold}, plateau over "
-                f"{config.stop_plateau_window} pages); no_promising_links needs the frontier"
+                f"{config.stop_plateau_window} pages, once no page joined the {config.stop_best_pages} best for "
+                f"{config.stop_settle:g} x the pages it took to find them); no_promising_links needs the frontier"
             )
         sys.stdout.flush()
 

@@ -16,8 +16,14 @@ and stops the crawl when it knows enough, each criterion with its own
   in-flight link (:mod:`adaptive_spider.sufficiency.linkvalues`) stayed below
   ``ADAPTIVE_STOP_MIN_GAIN`` for ``ADAPTIVE_STOP_PATIENCE`` pages in a row.
 
-None fires before ``ADAPTIVE_STOP_MIN_PAGES`` pages; ``ADAPTIVE_STOP_CRITERIA``
-chooses the criteria and ``ADAPTIVE_SELF_STOP = False`` turns them all off, so
+None fires before ``ADAPTIVE_STOP_MIN_PAGES`` pages, nor while the crawl still finds
+pages as good as its best: no page may have joined the ``ADAPTIVE_STOP_BEST_PAGES`` best
+(with at least half the best page's relevance) for ``ADAPTIVE_STOP_SETTLE`` x the pages
+it took to find them, and for ``ADAPTIVE_STOP_SETTLE_MIN`` pages at least. From a start
+page that lists many sites, the query's words are soon covered by pages about other
+things (coverage and consistency were full within 50 pages of the big offline web's hub);
+that the crawl still finds better pages tells that the answer has not been reached.
+``ADAPTIVE_STOP_CRITERIA`` chooses the criteria and ``ADAPTIVE_SELF_STOP = False`` turns them all off, so
 that only Scrapy's ``CLOSESPIDER_*`` budgets (which always apply) end the crawl.
 Raising CloseSpider in a pipeline does not stop Scrapy 2.19, so the pipeline
 asks the engine to close the spider.
@@ -47,6 +53,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections import OrderedDict, deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,6 +97,7 @@ class SufficiencyPipeline:
         self.log_interval = log_interval
         self.stop_reason: str | None = None
         self._low_gain_pages = 0
+        self._waiting_logged = False
         # IS after each promising page, for the plateau criterion.
         self._promising: deque[float] = deque(maxlen=state.config.stop_plateau_window + 1)
         self._closing: Deferred[None] | None = None
@@ -189,12 +197,35 @@ class SufficiencyPipeline:
         if metrics.pages < config.stop_min_pages:
             return None
         if "sufficient" in criteria and metrics.sufficiency >= config.stop_threshold:
-            return "sufficient"
+            return self._when_settled("sufficient")
         if "plateau" in criteria and self.plateau():
-            return "plateau"
+            return self._when_settled("plateau")
         if self._low_gain_pages >= config.stop_patience:
-            return "no_promising_links"
+            return self._when_settled("no_promising_links")
         return None
+
+    def _when_settled(self, reason: str) -> str | None:
+        """``reason`` once the best pages have settled; None (and a log line, once) before."""
+        if self.estimator.best_settled(self.config.stop_settle, self.config.stop_settle_min):
+            return reason
+        if not self._waiting_logged:
+            self._waiting_logged = True
+            estimator = self.estimator
+            logger.info(
+                "Sufficiency: %s holds after %d pages, but the best pages changed at page %d; "
+                "not stopping before page %d unless they change again (ADAPTIVE_STOP_SETTLE)",
+                reason,
+                estimator.n_pages,
+                estimator.best_changed_at,
+                self.settled_page(),
+                extra={"spider": self.crawler.spider},
+            )
+        return None
+
+    def settled_page(self) -> int:
+        """The page count at which the best pages, as they are now, count as settled."""
+        changed = self.estimator.best_changed_at
+        return changed + max(self.config.stop_settle_min, math.ceil(self.config.stop_settle * changed))
 
     def stop(self, reason: str) -> None:
         """Close the spider through the engine with ``reason`` as its finish_reason."""
@@ -233,6 +264,7 @@ class SufficiencyPipeline:
     def summary(self) -> dict[str, Any]:
         summary = self.estimator.metrics().as_dict()
         summary["best_gain"] = round(self.best_gain(), 4) if self._has_link_values() else None
+        summary["best_changed_at"] = self.estimator.best_changed_at
         if self.stop_reason:
             summary["stop_reason"] = self.stop_reason
         return summary
@@ -244,7 +276,8 @@ class SufficiencyPipeline:
             f"{summary['harvest_rate']:.2f}), "
             f"coverage {summary['coverage']:.2f}, consistency {summary['consistency']:.2f}, "
             f"saturation {summary['saturation']:.2f}, confidence (IS) {summary['sufficiency']:.2f}"
-            f"/{self.config.stop_threshold:.2f}, best frontier gain {'n/a' if best is None else f'{best:.3f}'}"
+            f"/{self.config.stop_threshold:.2f}, best frontier gain {'n/a' if best is None else f'{best:.3f}'}, "
+            f"best pages unchanged since page {summary['best_changed_at']}"
         )
 
     def log_progress(self) -> None:
@@ -282,6 +315,9 @@ class SufficiencyPipeline:
                 "min_gain": config.stop_min_gain,
                 "patience": config.stop_patience,
                 "min_pages": config.stop_min_pages,
+                "best_pages": config.stop_best_pages,
+                "settle": config.stop_settle,
+                "settle_min": config.stop_settle_min,
             },
             **self.estimator.report(),
             "sufficiency_by_page": [round(value, 4) for value in self.estimator.history],

@@ -1042,6 +1042,28 @@ SECTIONS: tuple[Section, ...] = (
                 "Pages in a row the best expected gain must stay below ADAPTIVE_STOP_MIN_GAIN.",
             ),
             ("ADAPTIVE_STOP_MIN_PAGES", 10, integer(0), "No self-stop before this many pages."),
+            (
+                "ADAPTIVE_STOP_BEST_PAGES",
+                10,
+                integer(1),
+                "The best pages (by relevance) the self-stop waits on, and the report lists.",
+            ),
+            (
+                "ADAPTIVE_STOP_SETTLE",
+                1.0,
+                real(0.0),
+                (
+                    "No self-stop while the crawl still finds pages as good as its best: none may have joined "
+                    "the BEST_PAGES best (with half the best page's relevance or more) for SETTLE x the pages "
+                    "it took to find them (0: no wait)."
+                ),
+            ),
+            (
+                "ADAPTIVE_STOP_SETTLE_MIN",
+                30,
+                integer(0),
+                "... and for at least this many pages (0: no minimum).",
+            ),
         ),
     ),
     Section(

@@ -44,6 +44,9 @@ from adaptive_spider.sufficiency.simhash import NearDuplicateIndex
 
 #: The estimators ``ADAPTIVE_SUFFICIENCY_STRATEGY`` chooses from.
 STRATEGIES = ("statistical",)
+#: A page that joins the best pages changes them (for the self-stop's wait) when its
+#: relevance is at least this share of the best page's.
+BEST_SHARE = 0.5
 
 
 class SufficiencyEstimator:
@@ -69,6 +72,11 @@ class SufficiencyEstimator:
         Saturation constant of ``s(t,p)``.
     relevant_threshold : float
         Pages at or above this relevance count as relevant (harvest rate).
+    best_pages : int
+        How many of the best pages (by relevance) it keeps. It also tracks when a page last
+        joined them with at least half the best page's relevance (:attr:`best_changed_at`,
+        what the self-stop waits on); pages that join far below the best (a word of the
+        query in passing) are the long tail of any site and say nothing of the answer.
     seed : int
         Seed of the bootstrap weights: the same pages in the same order give the same metrics.
     """
@@ -86,13 +94,15 @@ class SufficiencyEstimator:
         field_weights: Mapping[str, float] | None = None,
         k1: float = defaults.ADAPTIVE_RELEVANCE_K1,
         relevant_threshold: float = defaults.ADAPTIVE_RELEVANT_THRESHOLD,
+        best_pages: int = defaults.ADAPTIVE_STOP_BEST_PAGES,
         seed: int = defaults.ADAPTIVE_SEED,
     ) -> None:
         if combine not in COMBINATIONS:
             raise ValueError(f"combine: unknown combination {combine!r}; choose one of {', '.join(COMBINATIONS)}")
-        if evidence_target <= 0 or n_subsets < 2 or window < 1 or not 0 < answer_relevance <= 1:
+        if evidence_target <= 0 or n_subsets < 2 or window < 1 or best_pages < 1 or not 0 < answer_relevance <= 1:
             raise ValueError(
-                "evidence_target > 0, n_subsets >= 2, window >= 1 and 0 < answer_relevance <= 1 are required"
+                "evidence_target > 0, n_subsets >= 2, window >= 1, best_pages >= 1 and 0 < answer_relevance <= 1"
+                " are required"
             )
         self.terms = terms
         self.evidence_target = float(evidence_target)
@@ -105,6 +115,7 @@ class SufficiencyEstimator:
         self.field_weights = np.array([float(field_weights[f]) for f in FIELDS])
         self.k1 = float(k1)
         self.relevant_threshold = float(relevant_threshold)
+        self.keep_best = int(best_pages)
         self.seed = int(seed)
         self._reset()
 
@@ -124,6 +135,8 @@ class SufficiencyEstimator:
         self.peak_rate = 0.0
         self.history = array("d")  # IS after each page
         self.best_pages: list[tuple[float, str]] = []
+        #: Pages the crawl had when ``best_pages`` last changed (0: not yet).
+        self.best_changed_at = 0
         self._sha1s: set[str] = set()
         self._near_duplicates = NearDuplicateIndex()
         #: Changes whenever the per-term coverage moves (readers cache on it).
@@ -186,14 +199,23 @@ class SufficiencyEstimator:
         self._sha1s.add(digest)
         return bool(body) and self._near_duplicates.add(body)
 
-    def _remember_best(self, relevance: float, url: str, duplicate: bool, keep: int = 10) -> None:
+    def _remember_best(self, relevance: float, url: str, duplicate: bool) -> None:
         if duplicate or relevance <= 0:
             return
         best = self.best_pages
-        if len(best) < keep or relevance > best[-1][0]:
+        if len(best) < self.keep_best or relevance > best[-1][0]:
+            if not best or relevance >= BEST_SHARE * best[0][0]:
+                self.best_changed_at = self.n_pages
             best.append((relevance, url))
             best.sort(key=lambda pair: -pair[0])
-            del best[keep:]
+            del best[self.keep_best :]
+
+    def best_settled(self, ratio: float, min_pages: int = 0) -> bool:
+        """Whether no page has joined the best pages (near the best's relevance) for
+        ``ratio`` x the pages it took to find them, and for at least ``min_pages``: a crawl
+        that still finds pages as good as its best has not seen the whole of its answer
+        yet, however well the query's words are covered. (True at once when both are 0.)"""
+        return self.n_pages - self.best_changed_at >= max(min_pages, ratio * self.best_changed_at)
 
     def _record_rate(self, delta: float) -> None:
         self.deltas.append(delta)
@@ -273,13 +295,23 @@ class SufficiencyEstimator:
                 "answer_relevance": self.answer_relevance,
                 "combine": self.combine,
                 "weights": self.weights,
+                "best_pages": self.keep_best,
                 "seed": self.seed,
             },
         }
 
     # -- persistence ----------------------------------------------------------------
     _ARRAYS = ("doc_freq", "soft_df", "best_evidence", "subset_best")
-    _SCALARS = ("n_pages", "n_relevant", "relevance_mass", "duplicate_mass", "best_relevance", "peak_rate", "version")
+    _SCALARS = (
+        "n_pages",
+        "n_relevant",
+        "relevance_mass",
+        "duplicate_mass",
+        "best_relevance",
+        "peak_rate",
+        "version",
+        "best_changed_at",
+    )
 
     def state_dict(self) -> dict[str, Any]:
         state = {name: getattr(self, name).copy() for name in self._ARRAYS}
@@ -302,7 +334,8 @@ class SufficiencyEstimator:
         for name in self._ARRAYS:
             setattr(self, name, np.array(state[name], dtype=np.float64))
         for name in self._SCALARS:
-            setattr(self, name, type(getattr(self, name))(state[name]))
+            # A state saved before a scalar existed keeps the fresh value (best_changed_at: 0).
+            setattr(self, name, type(getattr(self, name))(state.get(name, getattr(self, name))))
         self.deltas.extend(state["deltas"])
         self.history.frombytes(state["history"])
         self.best_pages = [tuple(pair) for pair in state["best_pages"]]

@@ -40,6 +40,7 @@ def estimator_from_config(config: AdaptiveConfig, terms: QueryTerms | None = Non
         field_weights=config.relevance_field_weights,
         k1=config.relevance_k1,
         relevant_threshold=config.relevant_threshold,
+        best_pages=config.stop_best_pages,
         seed=config.seed,
     )
 
