@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from adaptive_spider.relevance.scoring import QueryTerms
-from adaptive_spider.sufficiency.estimator import SufficiencyEstimator
+from adaptive_spider.sufficiency.estimator import BEST_SHARE, SufficiencyEstimator
 from adaptive_spider.sufficiency.metrics import (
     combine,
     consistency,
@@ -236,24 +236,25 @@ def test_state_dict_round_trip_continues_identically():
 def test_the_best_pages_change_when_a_page_near_the_best_joins_them():
     estimator = SufficiencyEstimator(QueryTerms("alpha"), best_pages=4)
     changes = []
-    for i, relevance in enumerate([0.0, 0.4, 0.8, 0.1, 0.5, 0.2, 0.0, 0.3, 0.9, 0.35, 0.6]):
+    for i, relevance in enumerate([0.0, 0.4, 0.8, 0.1, 0.6, 0.2, 0.0, 0.3, 0.9, 0.5, 0.65]):
         estimator.update(page(f"http://x.test/{i}", body=f"alpha {text(30, i)}", relevance=relevance))
         changes.append(estimator.best_changed_at)
-    # Page 1 (nothing relevant) leaves them as they were; 2, 3 and 5 join near the best;
-    # 4, 6 and 8 join far below the best (the long tail of any site); 9 is a new best; 10
-    # does not join; 11 joins above half of the best.
+    # Page 1 (nothing relevant) leaves them as they were; 2, 3 and 5 join near the best
+    # (0.7 of it or more); 4, 6 and 8 join far below it (the long tail of any site); 9 is a
+    # new best; 10 joins below 0.7 of it, 11 above.
+    assert BEST_SHARE == 0.7
     assert changes == [0, 2, 3, 3, 5, 5, 5, 5, 9, 9, 11]
-    assert [round(r, 2) for r, _ in estimator.best_pages] == [0.9, 0.8, 0.6, 0.5]
+    assert [round(r, 2) for r, _ in estimator.best_pages] == [0.9, 0.8, 0.65, 0.6]
 
 
 def test_the_best_pages_settle_after_ratio_times_the_pages_it_took_and_a_minimum():
     estimator = SufficiencyEstimator(QueryTerms("alpha"))
     estimator.update(page("http://x.test/0", body="alpha " + text(30), relevance=0.0))
-    assert estimator.best_changed_at == 0 and estimator.best_settled(1.0, 0)  # nothing found: nothing to wait for
+    assert estimator.best_changed_at == 0 and estimator.best_settled(1.0, 1)  # nothing found: nothing to wait for
     for i in range(1, 40):
         estimator.update(page(f"http://x.test/{i}", body=f"alpha {text(30, i)}", relevance=0.9 if i == 19 else 0.0))
     assert estimator.best_changed_at == 20 and estimator.n_pages == 40
-    assert estimator.best_settled(1.0, 20) and estimator.best_settled(0.0, 0)
+    assert estimator.best_settled(1.0, 20) and estimator.best_settled(0.0, 100)  # ratio 0: no wait at all
     assert not estimator.best_settled(1.01, 0)  # 20 pages since, 20.2 needed
     assert not estimator.best_settled(0.5, 21)  # the minimum holds too
 

@@ -44,9 +44,9 @@ def replay_stop(
     for page, value in enumerate(history, 1):
         if page < config.stop_min_pages:
             continue
-        if best_changed is not None:
+        if best_changed is not None and config.stop_settle > 0:
             changed = best_changed[page - 1]
-            if page - changed < max(config.stop_settle_min, config.stop_settle * changed):
+            if page - changed < max(config.stop_min_pages, config.stop_settle * changed):
                 continue
         if "sufficient" in config.stop_criteria and value >= config.stop_threshold:
             return page, "sufficient"

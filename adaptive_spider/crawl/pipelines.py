@@ -17,9 +17,9 @@ and stops the crawl when it knows enough, each criterion with its own
   ``ADAPTIVE_STOP_MIN_GAIN`` for ``ADAPTIVE_STOP_PATIENCE`` pages in a row.
 
 None fires before ``ADAPTIVE_STOP_MIN_PAGES`` pages, nor while the crawl still finds
-pages as good as its best: no page may have joined the ``ADAPTIVE_STOP_BEST_PAGES`` best
-(with at least half the best page's relevance) for ``ADAPTIVE_STOP_SETTLE`` x the pages
-it took to find them, and for ``ADAPTIVE_STOP_SETTLE_MIN`` pages at least. From a start
+pages near its best: no page may have joined the ``ADAPTIVE_STOP_BEST_PAGES`` best (with
+0.7 of the best page's relevance or more) for ``ADAPTIVE_STOP_SETTLE`` x the pages it
+took to find them, nor for ``ADAPTIVE_STOP_MIN_PAGES`` (``ADAPTIVE_STOP_SETTLE = 0``: no wait). From a start
 page that lists many sites, the query's words are soon covered by pages about other
 things (coverage and consistency were full within 50 pages of the big offline web's hub);
 that the crawl still finds better pages tells that the answer has not been reached.
@@ -96,6 +96,9 @@ class SufficiencyPipeline:
         self.estimator = state.knowledge.estimator
         self.log_interval = log_interval
         self.stop_reason: str | None = None
+        #: Pages in the knowledge base when the self-stop decided (pages still in flight
+        #: then are fetched and added before the spider closes).
+        self.stop_page: int | None = None
         self._low_gain_pages = 0
         self._waiting_logged = False
         # IS after each promising page, for the plateau criterion.
@@ -206,7 +209,7 @@ class SufficiencyPipeline:
 
     def _when_settled(self, reason: str) -> str | None:
         """``reason`` once the best pages have settled; None (and a log line, once) before."""
-        if self.estimator.best_settled(self.config.stop_settle, self.config.stop_settle_min):
+        if self.estimator.best_settled(self.config.stop_settle, self.config.stop_min_pages):
             return reason
         if not self._waiting_logged:
             self._waiting_logged = True
@@ -225,11 +228,12 @@ class SufficiencyPipeline:
     def settled_page(self) -> int:
         """The page count at which the best pages, as they are now, count as settled."""
         changed = self.estimator.best_changed_at
-        return changed + max(self.config.stop_settle_min, math.ceil(self.config.stop_settle * changed))
+        return changed + max(self.config.stop_min_pages, math.ceil(self.config.stop_settle * changed))
 
     def stop(self, reason: str) -> None:
         """Close the spider through the engine with ``reason`` as its finish_reason."""
         self.stop_reason = reason
+        self.stop_page = self.estimator.n_pages
         logger.info(
             "Sufficiency: stopping the crawl (%s): %s",
             reason,
@@ -267,6 +271,7 @@ class SufficiencyPipeline:
         summary["best_changed_at"] = self.estimator.best_changed_at
         if self.stop_reason:
             summary["stop_reason"] = self.stop_reason
+            summary["stop_page"] = self.stop_page
         return summary
 
     def progress_text(self, summary: dict[str, Any]) -> str:
@@ -317,7 +322,6 @@ class SufficiencyPipeline:
                 "min_pages": config.stop_min_pages,
                 "best_pages": config.stop_best_pages,
                 "settle": config.stop_settle,
-                "settle_min": config.stop_settle_min,
             },
             **self.estimator.report(),
             "sufficiency_by_page": [round(value, 4) for value in self.estimator.history],

@@ -1053,16 +1053,10 @@ SECTIONS: tuple[Section, ...] = (
                 1.0,
                 real(0.0),
                 (
-                    "No self-stop while the crawl still finds pages as good as its best: none may have joined "
-                    "the BEST_PAGES best (with half the best page's relevance or more) for SETTLE x the pages "
-                    "it took to find them (0: no wait)."
+                    "No self-stop while the crawl still finds pages near its best: none may have joined the "
+                    "BEST_PAGES best (with 0.7 of the best page's relevance or more) for SETTLE x the pages it "
+                    "took to find them, nor for MIN_PAGES (0: no wait)."
                 ),
-            ),
-            (
-                "ADAPTIVE_STOP_SETTLE_MIN",
-                30,
-                integer(0),
-                "... and for at least this many pages (0: no minimum).",
             ),
         ),
     ),

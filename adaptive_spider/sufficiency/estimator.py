@@ -45,8 +45,11 @@ from adaptive_spider.sufficiency.simhash import NearDuplicateIndex
 #: The estimators ``ADAPTIVE_SUFFICIENCY_STRATEGY`` chooses from.
 STRATEGIES = ("statistical",)
 #: A page that joins the best pages changes them (for the self-stop's wait) when its
-#: relevance is at least this share of the best page's.
-BEST_SHARE = 0.5
+#: relevance is at least this share of the best page's. Chosen on the dev topics by
+#: replaying crawls (docs/sufficiency.md, "Waiting for the best pages"): 0.5 kept
+#: single-site crawls going on pages that share a word with the query, 0.8 stopped
+#: crawls from a hub before most of their topic's pages.
+BEST_SHARE = 0.7
 
 
 class SufficiencyEstimator:
@@ -74,9 +77,10 @@ class SufficiencyEstimator:
         Pages at or above this relevance count as relevant (harvest rate).
     best_pages : int
         How many of the best pages (by relevance) it keeps. It also tracks when a page last
-        joined them with at least half the best page's relevance (:attr:`best_changed_at`,
-        what the self-stop waits on); pages that join far below the best (a word of the
-        query in passing) are the long tail of any site and say nothing of the answer.
+        joined them with at least ``BEST_SHARE`` of the best page's relevance
+        (:attr:`best_changed_at`, what the self-stop waits on); pages that join far below
+        the best (a word of the query in passing) are the long tail of any site and say
+        nothing of the answer.
     seed : int
         Seed of the bootstrap weights: the same pages in the same order give the same metrics.
     """
@@ -214,7 +218,9 @@ class SufficiencyEstimator:
         """Whether no page has joined the best pages (near the best's relevance) for
         ``ratio`` x the pages it took to find them, and for at least ``min_pages``: a crawl
         that still finds pages as good as its best has not seen the whole of its answer
-        yet, however well the query's words are covered. (True at once when both are 0.)"""
+        yet, however well the query's words are covered. A ``ratio`` of 0 waits for nothing."""
+        if ratio <= 0:
+            return True
         return self.n_pages - self.best_changed_at >= max(min_pages, ratio * self.best_changed_at)
 
     def _record_rate(self, delta: float) -> None:
