@@ -1,15 +1,23 @@
 """Where a stop rule that waits for the crawl's best pages to settle would have stopped.
 
-The self-stop's criteria (docs/sufficiency.md) stop a crawl from the big web's hub within some 60
-pages, most often before any of its topic's pages (the README, "The self-stop on the big web"):
-term coverage and consistency are full by then on a web where the query's words are everywhere.
-A candidate rule: stop once the ``k`` best page scores of the crawl have not changed for
-``window`` pages. This replays it on crawls that ran with the self-stop off (a harness run made
-with ``--traces``): each crawl's pages are scored again in fetch order, as ``page_scores`` does,
-and the rule's stop is reported with the topic's relevant pages found by then::
+Without a wait, the self-stop's criteria (docs/sufficiency.md) stopped a crawl from the big web's
+hub within some 60 pages, most often before any of its topic's pages: term coverage and
+consistency are full by then on a web where the query's words are everywhere. Two rules are
+replayed on crawls that ran with the self-stop off (a harness run made with ``--traces``): each
+crawl's pages are scored again in fetch order, as ``page_scores`` does, and the rule's stop is
+reported with the topic's relevant pages found by then.
+
+- ``--rule K:WINDOW``: stop once the ``K`` best page scores have not changed for ``WINDOW`` pages
+  (the first candidate);
+- ``--wait K:RATIO``: the crawl's own wait (``ADAPTIVE_STOP_BEST_PAGES``, ``ADAPTIVE_STOP_SETTLE``):
+  stop once no page has joined the ``K`` best with ``BEST_SHARE`` of the best score or more for
+  ``RATIO`` x the pages it took to find them, nor for ``ADAPTIVE_STOP_MIN_PAGES``. The crawl
+  waits this way and then stops on a criterion that holds, which on the big web is at once.
+
+::
 
     python -m benchmarks.harness --web big --strategies bestfirst --traces --out /tmp/run
-    python -m benchmarks.stop_replay /tmp/run --strategy bestfirst --rule 5:50 --rule 10:200
+    python -m benchmarks.stop_replay /tmp/run --strategy bestfirst --rule 10:200 --wait 10:1
 
 Counts are of the HTML pages scored (a trace's redirects and other answers are skipped). Nothing
 is fetched: the offline web is read from disk.
@@ -25,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from adaptive_spider.settings import defaults
+from adaptive_spider.sufficiency.estimator import BEST_SHARE
 from benchmarks.harness.cli import BadInput
 from benchmarks.harness.topics import TopicsError
 from benchmarks.page_scores import EXIT_BAD_INPUT, TraceScores, scored_traces
@@ -49,6 +58,29 @@ def settled_at(scores: np.ndarray, k: int, window: int, min_pages: int = MIN_PAG
     return None
 
 
+def waited_until(
+    scores: np.ndarray, k: int, ratio: float, share: float = BEST_SHARE, min_pages: int = MIN_PAGES
+) -> int | None:
+    """The page count at which the crawl's wait ends: no score has joined the ``k`` best with
+    ``share`` of the best score or more for ``ratio`` x the pages it took, nor for ``min_pages``
+    (None: not within the scores). Scores of 0 never join, as in the estimator."""
+    best: list[float] = []  # a min-heap of the k best scores so far
+    top = 0.0
+    changed = 0
+    for count, score in enumerate(scores.tolist(), 1):
+        if score > 0 and (len(best) < k or score > best[0]):
+            if len(best) < k:
+                heapq.heappush(best, score)
+            else:
+                heapq.heapreplace(best, score)
+            if score >= share * top:
+                changed = count
+            top = max(top, score)
+        if count >= min_pages and count - changed >= max(min_pages, ratio * changed):
+            return count
+    return None
+
+
 def _rule(text: str) -> tuple[int, int]:
     k, colon, window = text.partition(":")
     try:
@@ -60,19 +92,30 @@ def _rule(text: str) -> tuple[int, int]:
     return parsed
 
 
-def rows(scored: list[TraceScores], rules: list[tuple[int, int]]) -> list[str]:
-    lines = [
-        "| crawl (relevant pages in its trace) | " + " | ".join(f"k={k}, window={w}" for k, w in rules) + " |",
-        "|---|" + "---:|" * len(rules),
-    ]
+def _wait(text: str) -> tuple[int, float]:
+    k, colon, ratio = text.partition(":")
+    try:
+        parsed = int(k), float(ratio)
+    except ValueError:
+        parsed = (0, 0.0)
+    if not colon or parsed[0] < 1 or not parsed[1] > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give K:RATIO, a positive integer and a positive number (e.g. 10:1)")
+    return parsed
+
+
+def rows(
+    scored: list[TraceScores], rules: list[tuple[int, int]], waits: list[tuple[int, float]] | None = None
+) -> list[str]:
+    waits = waits or []
+    heads = [f"k={k}, window={w}" for k, w in rules] + [f"wait k={k}, ratio={r:g}" for k, r in waits]
+    lines = ["| crawl (relevant pages in its trace) | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
     for one in scored:
-        cells = []
-        for k, window in rules:
-            stop = settled_at(one.scores, k, window)
-            if stop is None:
-                cells.append(f"not within {len(one.scores)}")
-            else:
-                cells.append(f"{stop} ({int(one.relevant[:stop].sum())} relevant)")
+        stops = [settled_at(one.scores, k, window) for k, window in rules]
+        stops += [waited_until(one.scores, k, ratio) for k, ratio in waits]
+        cells = [
+            f"not within {len(one.scores)}" if stop is None else f"{stop} ({int(one.relevant[:stop].sum())} relevant)"
+            for stop in stops
+        ]
         lines.append(f"| {one.trace} ({int(one.relevant.sum())}) | " + " | ".join(cells) + " |")
     return lines
 
@@ -84,6 +127,10 @@ def main(argv: list[str] | None = None) -> int:
         "--rule", action="append", type=_rule, metavar="K:WINDOW",
         help="stop once the K best page scores have not changed for WINDOW pages (repeatable; default 5:50, 10:200)",
     )  # fmt: skip
+    parser.add_argument(
+        "--wait", action="append", type=_wait, metavar="K:RATIO",
+        help="the crawl's own wait: no page joined the K best near the best for RATIO x the pages it took (repeatable)",
+    )  # fmt: skip
     parser.add_argument("--strategy", default="*", help="replay this strategy's crawls only (default: every crawl)")
     parser.add_argument("--labels", help="labels JSON file (default: the one the run used, beside its topics file)")
     args = parser.parse_args(argv)
@@ -92,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     except (BadInput, TopicsError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print("\n".join(rows(scored, args.rule or [(5, 50), (10, 200)])))
+    rules = args.rule or ([] if args.wait else [(5, 50), (10, 200)])
+    print("\n".join(rows(scored, rules, args.wait)))
     return 0
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmarks.stop_replay import main, settled_at
+from adaptive_spider.relevance.scoring import QueryTerms
+from adaptive_spider.sufficiency.estimator import SufficiencyEstimator
+from benchmarks.stop_replay import main, settled_at, waited_until
 
 
 def test_the_rule_stops_when_the_k_best_scores_have_not_changed_for_the_window():
@@ -20,6 +22,20 @@ def test_the_rule_stops_when_the_k_best_scores_have_not_changed_for_the_window()
     assert settled_at(scores, k=1, window=10, min_pages=30) == 30
 
 
+def test_the_wait_ends_where_the_crawls_estimator_says_its_best_pages_settled():
+    rng = np.random.default_rng(3)
+    scores = np.round(np.concatenate([rng.uniform(0, 0.6, 30), rng.uniform(0.3, 0.9, 40), rng.uniform(0, 0.5, 200)]), 3)
+    estimator = SufficiencyEstimator(QueryTerms("alpha"))
+    settled = None
+    for i, score in enumerate(scores.tolist()):
+        estimator.update({"url": f"http://x.test/{i}", "text": f"alpha page {i} words {i * 7919}", "relevance": score})
+        if settled is None and estimator.n_pages >= 10 and estimator.best_settled(1.0, 10):
+            settled = estimator.n_pages
+    assert settled is not None and 70 < settled < len(scores)
+    assert waited_until(scores, k=10, ratio=1.0, min_pages=10) == settled
+    assert waited_until(scores, k=10, ratio=5.0, min_pages=10) is None
+
+
 @pytest.mark.benchmark
 def test_a_traced_run_is_replayed_with_each_rule(traced_run, capsys):
     out, _ = traced_run
@@ -31,6 +47,9 @@ def test_a_traced_run_is_replayed_with_each_rule(traced_run, capsys):
     stop, found = first.split(" (")
     assert 10 <= int(stop) <= 120 and found.endswith(" relevant)")
     assert second.rstrip(" |") == "not within 120"
+    assert main([str(out), "--strategy", "bestfirst", "--wait", "10:1"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "| crawl (relevant pages in its trace) | wait k=10, ratio=1 |"
     assert main([str(out), "--strategy", "tres"]) == 2
     assert "no traces of tres" in capsys.readouterr().err
 
@@ -39,5 +58,8 @@ def test_a_bad_rule_or_a_run_without_traces_is_a_clear_error(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([str(tmp_path), "--rule", "10"])
     assert "give K:WINDOW" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([str(tmp_path), "--wait", "10:0"])
+    assert "give K:RATIO" in capsys.readouterr().err
     assert main([str(tmp_path)]) == 2
     assert "not a harness output folder" in capsys.readouterr().err
