@@ -276,6 +276,9 @@ def run_scrapy(*args):
         ("ADAPTIVE_SUFFICIENCY_WINDOW=-1", "ADAPTIVE_SUFFICIENCY_WINDOW: must be >= 1"),
         ("ADAPTIVE_SUFFICIENCY_STRATEGY=oracle", "ADAPTIVE_SUFFICIENCY_STRATEGY: unknown value 'oracle'"),
         ("ADAPTIVE_STOP_CRITERIA=sufficient,bored", "ADAPTIVE_STOP_CRITERIA: unknown criterion 'bored'"),
+        ("ADAPTIVE_STOP_SETTLE=-1", "ADAPTIVE_STOP_SETTLE: must be >= 0.0"),
+        ("ADAPTIVE_STOP_SETTLE=later", "ADAPTIVE_STOP_SETTLE"),
+        ("ADAPTIVE_STOP_BEST_PAGES=0", "ADAPTIVE_STOP_BEST_PAGES: must be >= 1"),
     ],
 )
 def test_bad_settings_fail_at_start_naming_the_setting(setting, message):
