@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from adaptive_spider.relevance.scoring import QueryTerms
+from adaptive_spider.settings.config import AdaptiveConfig
 from adaptive_spider.sufficiency.estimator import BEST_SHARE, SufficiencyEstimator
+from adaptive_spider.sufficiency.knowledge import estimator_from_config
 from adaptive_spider.sufficiency.metrics import (
     combine,
     consistency,
@@ -28,6 +30,7 @@ from adaptive_spider.sufficiency.metrics import (
 from adaptive_spider.sufficiency.offline import evaluate_knowledge_base, read_knowledge_base
 from adaptive_spider.sufficiency.pages import KnowledgePage, is_page_item
 from adaptive_spider.sufficiency.simhash import hamming, simhash, word_hashes
+from adaptive_spider.sufficiency.stopping import StopRule
 
 WORDS = "the river boat carried grain along quiet banks while herons watched from reeds near old mills".split()
 
@@ -257,6 +260,52 @@ def test_the_best_pages_settle_after_ratio_times_the_pages_it_took_and_a_minimum
     assert estimator.best_settled(1.0, 20) and estimator.best_settled(0.0, 100)  # ratio 0: no wait at all
     assert not estimator.best_settled(1.01, 0)  # 20 pages since, 20.2 needed
     assert not estimator.best_settled(0.5, 21)  # the minimum holds too
+
+
+def stop_rule(**settings):
+    config = AdaptiveConfig.from_settings({"ADAPTIVE_QUERY": "alpha", **settings})
+    estimator = estimator_from_config(config)
+    return StopRule(config, estimator), estimator
+
+
+def test_the_stop_rule_holds_a_criterion_until_the_best_pages_settle():
+    rule, estimator = stop_rule(ADAPTIVE_STOP_THRESHOLD=0.0, ADAPTIVE_STOP_MIN_PAGES=5, ADAPTIVE_STOP_CRITERIA="sufficient")
+    answers = []
+    for i in range(10):
+        estimator.update(page(f"http://x.test/{i}", body=f"alpha {text(30, i)}", relevance=0.9 if i == 2 else 0.0))
+        answers.append(rule.after_page())
+        if i == 5:
+            assert rule.held == "sufficient" and rule.settled_page() == 8  # found at page 3: 3 + max(5, 3)
+    # Not before ADAPTIVE_STOP_MIN_PAGES (5); IS >= 0 holds from then on, but the best page came
+    # at page 3: held until 3 + max(5, 1 x 3) pages.
+    assert answers == [None] * 7 + ["sufficient"] * 3
+    eager, estimator = stop_rule(
+        ADAPTIVE_STOP_THRESHOLD=0.0, ADAPTIVE_STOP_MIN_PAGES=5, ADAPTIVE_STOP_CRITERIA="sufficient", ADAPTIVE_STOP_SETTLE=0
+    )
+    for i in range(5):
+        estimator.update(page(f"http://x.test/{i}", body=f"alpha {text(30, i)}", relevance=0.9 if i == 2 else 0.0))
+        answer = eager.after_page()
+    assert answer == "sufficient" and eager.held is None
+
+
+def test_the_plateau_counts_promising_pages_and_the_patience_consecutive_low_gains():
+    rule, estimator = stop_rule(
+        ADAPTIVE_STOP_CRITERIA="plateau", ADAPTIVE_STOP_PLATEAU_WINDOW=3, ADAPTIVE_STOP_MIN_PAGES=1, ADAPTIVE_STOP_SETTLE=0
+    )
+    answers = []
+    for i, promising in enumerate([True, False, True, False, False, True, True]):
+        estimator.update(page(f"http://x.test/{i}", body=text(30, i), relevance=0.0))
+        answers.append(rule.after_page(promising=promising))
+    assert answers == [None] * 6 + ["plateau"]  # IS flat: the fourth promising page makes the window
+    rule, estimator = stop_rule(
+        ADAPTIVE_STOP_CRITERIA="no_promising_links", ADAPTIVE_STOP_PATIENCE=3, ADAPTIVE_STOP_MIN_PAGES=1,
+        ADAPTIVE_STOP_SETTLE=0,
+    )  # fmt: skip
+    answers = []
+    for i, low in enumerate([True, True, False, True, True, True]):
+        estimator.update(page(f"http://x.test/{i}", body=text(30, i), relevance=0.0))
+        answers.append(rule.after_page(low_gain=low))
+    assert answers == [None] * 5 + ["no_promising_links"]
 
 
 def test_a_saved_state_without_the_best_pages_change_loads_as_settled():

@@ -7,9 +7,10 @@
 The page items are read in feed order (template documents and other items are
 skipped) and fed to the same estimator the crawl uses, with the project's
 ``ADAPTIVE_*`` settings (``-s`` overrides them), so the metrics equal those of
-the crawl that wrote the feed. It also says where the ``sufficient`` and
-``plateau`` criteria would have stopped it (``no_promising_links`` needs the
-frontier, which a feed does not keep).
+the crawl that wrote the feed. It also says where the self-stop's rule
+(:mod:`adaptive_spider.sufficiency.stopping`, the crawl's own) would have stopped
+it: ``sufficient`` or ``plateau``, once the best pages settled (``no_promising_links``
+needs the frontier, which a feed does not keep).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy.commands import ScrapyCommand
@@ -27,36 +27,11 @@ from adaptive_spider.settings.config import AdaptiveConfig, parse_list
 from adaptive_spider.sufficiency.knowledge import estimator_from_config
 from adaptive_spider.sufficiency.offline import read_knowledge_base
 from adaptive_spider.sufficiency.pages import is_page_item
+from adaptive_spider.sufficiency.stopping import StopRule
 
 if TYPE_CHECKING:
     from adaptive_spider.sufficiency.estimator import SufficiencyEstimator
     from adaptive_spider.sufficiency.metrics import SufficiencyMetrics
-
-
-def replay_stop(
-    history: Sequence[float], config: AdaptiveConfig, best_changed: Sequence[int] | None = None
-) -> tuple[int | None, str | None]:
-    """The page (1-based) at which ``sufficient`` or ``plateau`` would have stopped a
-    crawl with this IS history, and which criterion; (None, None) if neither.
-    ``best_changed``: per page, the page at which the best pages last changed (the
-    estimator's ``best_changed_at`` after it); no criterion fires before they settle."""
-    window = config.stop_plateau_window
-    for page, value in enumerate(history, 1):
-        if page < config.stop_min_pages:
-            continue
-        if best_changed is not None and config.stop_settle > 0:
-            changed = best_changed[page - 1]
-            if page - changed < max(config.stop_min_pages, config.stop_settle * changed):
-                continue
-        if "sufficient" in config.stop_criteria and value >= config.stop_threshold:
-            return page, "sufficient"
-        if (
-            "plateau" in config.stop_criteria
-            and page > window
-            and value - history[page - 1 - window] < config.stop_plateau_epsilon
-        ):
-            return page, "plateau"
-    return None, None
 
 
 class Command(ScrapyCommand):
@@ -100,12 +75,11 @@ class Command(ScrapyCommand):
         if not len(estimator.terms):
             raise UsageError(f"--query: no terms left in {config.query!r} after removing stop words", print_help=False)
         try:
-            best_changed = self._evaluate(args[0], estimator, opts.every, quiet=opts.json)
+            page, reason = self._evaluate(args[0], estimator, StopRule(config, estimator), opts.every, quiet=opts.json)
         except FileNotFoundError:
             raise UsageError(f"{args[0]}: no such file", print_help=False) from None
         except (ValueError, UnicodeDecodeError) as exc:
             raise UsageError(f"{args[0]}: {exc}", print_help=False) from None
-        page, reason = replay_stop(estimator.history, config, best_changed)
         if opts.json:
             report = estimator.report()
             report.update(
@@ -118,17 +92,22 @@ class Command(ScrapyCommand):
         self._print(estimator, config, page, reason)
 
     @staticmethod
-    def _evaluate(path: str, estimator: SufficiencyEstimator, every: int, quiet: bool) -> list[int]:
-        """Feeds the file's pages to the estimator; returns, per page, when its best pages last changed."""
-        best_changed = []
+    def _evaluate(
+        path: str, estimator: SufficiencyEstimator, rule: StopRule, every: int, quiet: bool
+    ) -> tuple[int | None, str | None]:
+        """Feeds the file's pages to the estimator; returns the page (1-based) at which the
+        self-stop's rule would have stopped the crawl, and why ((None, None): it would not)."""
+        stop: tuple[int | None, str | None] = (None, None)
         for item in read_knowledge_base(path):
             if not isinstance(item, dict) or not is_page_item(item):
                 continue
             estimator.update(item)
-            best_changed.append(estimator.best_changed_at)
+            if stop[1] is None:
+                reason = rule.after_page()  # a feed keeps no frontier: every page promising, no link gains
+                stop = (estimator.n_pages, reason) if reason else stop
             if every and not quiet and estimator.n_pages % every == 0:
                 print(_metrics_line(estimator.metrics()))
-        return best_changed
+        return stop
 
     @staticmethod
     def _print(estimator: SufficiencyEstimator, config: AdaptiveConfig, page: int | None, reason: str | None) -> None:

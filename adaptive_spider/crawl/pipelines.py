@@ -2,31 +2,16 @@
 
 :class:`SufficiencyPipeline` feeds every page the crawl analysed into the
 crawl's knowledge base statistics (:mod:`adaptive_spider.sufficiency.estimator`)
-and stops the crawl when it knows enough, each criterion with its own
-``finish_reason``:
-
-- ``sufficient``: IS(K, Q) >= ``ADAPTIVE_STOP_THRESHOLD``;
-- ``plateau``: IS gained less than ``ADAPTIVE_STOP_PLATEAU_EPSILON`` over the
-  last ``ADAPTIVE_STOP_PLATEAU_WINDOW`` *promising* pages: pages fetched with an
-  expected gain of at least ``ADAPTIVE_STOP_MIN_GAIN`` (the information they
-  promised did not come); pages fetched while exploring do not count, so a
-  crawl still searching for the query's region does not stop on a plateau
-  (without link values, every page counts);
-- ``no_promising_links``: the best expected gain of a queued, ready or
-  in-flight link (:mod:`adaptive_spider.sufficiency.linkvalues`) stayed below
-  ``ADAPTIVE_STOP_MIN_GAIN`` for ``ADAPTIVE_STOP_PATIENCE`` pages in a row.
-
-None fires before ``ADAPTIVE_STOP_MIN_PAGES`` pages, nor while the crawl still finds
-pages near its best: no page may have joined the ``ADAPTIVE_STOP_BEST_PAGES`` best (with
-0.7 of the best page's relevance or more) for ``ADAPTIVE_STOP_SETTLE`` x the pages it
-took to find them, nor for ``ADAPTIVE_STOP_MIN_PAGES`` (``ADAPTIVE_STOP_SETTLE = 0``: no wait). From a start
-page that lists many sites, the query's words are soon covered by pages about other
-things (coverage and consistency were full within 50 pages of the big offline web's hub);
-that the crawl still finds better pages tells that the answer has not been reached.
-``ADAPTIVE_STOP_CRITERIA`` chooses the criteria and ``ADAPTIVE_SELF_STOP = False`` turns them all off, so
-that only Scrapy's ``CLOSESPIDER_*`` budgets (which always apply) end the crawl.
-Raising CloseSpider in a pipeline does not stop Scrapy 2.19, so the pipeline
-asks the engine to close the spider.
+and stops the crawl when it knows enough: after each page it asks the self-stop's
+rule (:mod:`adaptive_spider.sufficiency.stopping`: ``sufficient``, ``plateau``,
+``no_promising_links``, none before the crawl's best pages settle), giving it what
+only a crawl knows: whether the page was promising and whether the frontier's best
+expected gain (:mod:`adaptive_spider.sufficiency.linkvalues`, queued, ready and
+in-flight links) is low. ``ADAPTIVE_STOP_CRITERIA`` chooses the criteria and
+``ADAPTIVE_SELF_STOP = False`` turns them all off, so that only Scrapy's
+``CLOSESPIDER_*`` budgets (which always apply) end the crawl. Raising CloseSpider in
+a pipeline does not stop Scrapy 2.19, so the pipeline asks the engine to close the
+spider.
 
 It also logs a progress line every ``ADAPTIVE_SUFFICIENCY_LOG_INTERVAL`` seconds
 (``LOGSTATS_INTERVAL`` by default), puts a summary in the stats under
@@ -53,8 +38,7 @@ from __future__ import annotations
 
 import json
 import logging
-import math
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +51,7 @@ from scrapy.utils.defer import deferred_from_coro
 from adaptive_spider.crawl.engine_internals import requests_in_progress
 from adaptive_spider.crawl.state import CrawlState, PageAnalysis
 from adaptive_spider.sufficiency.pages import KnowledgePage, is_page_item
+from adaptive_spider.sufficiency.stopping import StopRule
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -99,10 +84,7 @@ class SufficiencyPipeline:
         #: Pages in the knowledge base when the self-stop decided (pages still in flight
         #: then are fetched and added before the spider closes).
         self.stop_page: int | None = None
-        self._low_gain_pages = 0
-        self._waiting_logged = False
-        # IS after each promising page, for the plateau criterion.
-        self._promising: deque[float] = deque(maxlen=state.config.stop_plateau_window + 1)
+        self.rule = StopRule(state.config, self.estimator)
         self._closing: Deferred[None] | None = None
         self._task: AsyncioLoopingCall | LoopingCall | None = None
         # URL -> None of pages added from the crawl's analysis (an ordered set, bounded).
@@ -147,7 +129,6 @@ class SufficiencyPipeline:
     def add_page(self, page: KnowledgePage) -> None:
         """One page into the knowledge base, then the stop criteria."""
         self.estimator.update(page)
-        self._track_promise(page.fields.url)
         if logger.isEnabledFor(logging.DEBUG):
             gain, url = self.best_link() if self._has_link_values() else (0.0, None)
             logger.debug(
@@ -160,7 +141,7 @@ class SufficiencyPipeline:
                 extra={"spider": self.crawler.spider},
             )
         if self.config.self_stop and self._closing is None:
-            reason = self.stop_criterion()
+            reason = self.stop_criterion(page.fields.url)
             if reason:
                 self.stop(reason)
 
@@ -177,58 +158,28 @@ class SufficiencyPipeline:
             self.write_report(path, reason, summary)
 
     # -- stopping ----------------------------------------------------------------------------
-    def _track_promise(self, url: str) -> None:
-        released = self.knowledge.links.released_gain(url) if self._has_link_values() else None
-        if not self._has_link_values() or (released is not None and released >= self.config.stop_min_gain):
-            self._promising.append(self.estimator.metrics().sufficiency)
-
-    def plateau(self) -> bool:
-        """IS grew by less than epsilon over the last WINDOW promising pages."""
-        history = self._promising
-        return len(history) == history.maxlen and history[-1] - history[0] < self.config.stop_plateau_epsilon
-
-    def stop_criterion(self) -> str | None:
-        """The first stop criterion that holds now, or None (asked once per page)."""
+    def stop_criterion(self, url: str) -> str | None:
+        """The stop rule's answer after the page at ``url`` (asked once per page)."""
         config = self.config
-        metrics = self.estimator.metrics()
-        criteria = config.stop_criteria
+        has_links = self._has_link_values()
+        released = self.knowledge.links.released_gain(url) if has_links else None
+        promising = not has_links or (released is not None and released >= config.stop_min_gain)
         low_gain = (
-            "no_promising_links" in criteria and self._has_link_values() and self.best_gain() < config.stop_min_gain
+            "no_promising_links" in config.stop_criteria and has_links and self.best_gain() < config.stop_min_gain
         )
-        # Counted on every page, so PATIENCE means consecutive pages.
-        self._low_gain_pages = self._low_gain_pages + 1 if low_gain else 0
-        if metrics.pages < config.stop_min_pages:
-            return None
-        if "sufficient" in criteria and metrics.sufficiency >= config.stop_threshold:
-            return self._when_settled("sufficient")
-        if "plateau" in criteria and self.plateau():
-            return self._when_settled("plateau")
-        if self._low_gain_pages >= config.stop_patience:
-            return self._when_settled("no_promising_links")
-        return None
-
-    def _when_settled(self, reason: str) -> str | None:
-        """``reason`` once the best pages have settled; None (and a log line, once) before."""
-        if self.estimator.best_settled(self.config.stop_settle, self.config.stop_min_pages):
-            return reason
-        if not self._waiting_logged:
-            self._waiting_logged = True
-            estimator = self.estimator
+        held_before = self.rule.held
+        reason = self.rule.after_page(promising=promising, low_gain=low_gain)
+        if held_before is None and self.rule.held is not None:
             logger.info(
                 "Sufficiency: %s holds after %d pages, but the best pages changed at page %d; "
                 "not stopping before page %d unless they change again (ADAPTIVE_STOP_SETTLE)",
-                reason,
-                estimator.n_pages,
-                estimator.best_changed_at,
-                self.settled_page(),
+                self.rule.held,
+                self.estimator.n_pages,
+                self.estimator.best_changed_at,
+                self.rule.settled_page(),
                 extra={"spider": self.crawler.spider},
             )
-        return None
-
-    def settled_page(self) -> int:
-        """The page count at which the best pages, as they are now, count as settled."""
-        changed = self.estimator.best_changed_at
-        return changed + max(self.config.stop_min_pages, math.ceil(self.config.stop_settle * changed))
+        return reason
 
     def stop(self, reason: str) -> None:
         """Close the spider through the engine with ``reason`` as its finish_reason."""

@@ -6,6 +6,7 @@
 - :mod:`~adaptive_spider.sufficiency.estimator`: the incremental estimator of a knowledge base;
 - :mod:`~adaptive_spider.sufficiency.linkvalues`: the expected gain of queued links;
 - :mod:`~adaptive_spider.sufficiency.knowledge`: both, built from a crawl's configuration;
+- :mod:`~adaptive_spider.sufficiency.stopping`: the self-stop's rule (its criteria and the wait for the best pages);
 - :mod:`~adaptive_spider.sufficiency.offline`: the metrics of a saved knowledge base.
 
 The public names are importable from here too (``adaptive_spider.sufficiency`` was one
