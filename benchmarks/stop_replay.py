@@ -81,26 +81,25 @@ def waited_until(
     return None
 
 
-def _rule(text: str) -> tuple[int, int]:
-    k, colon, window = text.partition(":")
+def _pair(text: str, second: type, form: str) -> tuple[int, float]:
+    """``K:X`` as a positive integer and a positive ``second``; an argparse error naming ``form`` else."""
+    k, colon, rest = text.partition(":")
     try:
-        parsed = int(k), int(window)
+        parsed = int(k), second(rest)
     except ValueError:
         parsed = (0, 0)
-    if not colon or min(parsed) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give K:WINDOW, two positive integers (e.g. 10:200)")
+    if not colon or parsed[0] < 1 or not parsed[1] > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give {form}")
     return parsed
+
+
+def _rule(text: str) -> tuple[int, int]:
+    k, window = _pair(text, int, "K:WINDOW, two positive integers (e.g. 10:200)")
+    return k, int(window)
 
 
 def _wait(text: str) -> tuple[int, float]:
-    k, colon, ratio = text.partition(":")
-    try:
-        parsed = int(k), float(ratio)
-    except ValueError:
-        parsed = (0, 0.0)
-    if not colon or parsed[0] < 1 or not parsed[1] > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give K:RATIO, a positive integer and a positive number (e.g. 10:1)")
-    return parsed
+    return _pair(text, float, "K:RATIO, a positive integer and a positive number (e.g. 10:1)")
 
 
 def rows(

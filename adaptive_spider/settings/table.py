@@ -1041,7 +1041,12 @@ SECTIONS: tuple[Section, ...] = (
                 integer(1),
                 "Pages in a row the best expected gain must stay below ADAPTIVE_STOP_MIN_GAIN.",
             ),
-            ("ADAPTIVE_STOP_MIN_PAGES", 10, integer(0), "No self-stop before this many pages."),
+            (
+                "ADAPTIVE_STOP_MIN_PAGES",
+                10,
+                integer(0),
+                "No self-stop before this many pages, nor within this many of the best pages' last change.",
+            ),
             (
                 "ADAPTIVE_STOP_BEST_PAGES",
                 10,

@@ -11,6 +11,7 @@ few bits) add no evidence. Plain numpy: no Scrapy, no model, no download.
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections import deque
 from collections.abc import Mapping
@@ -219,9 +220,12 @@ class SufficiencyEstimator:
         ``ratio`` x the pages it took to find them, and for at least ``min_pages``: a crawl
         that still finds pages as good as its best has not seen the whole of its answer
         yet, however well the query's words are covered. A ``ratio`` of 0 waits for nothing."""
-        if ratio <= 0:
-            return True
-        return self.n_pages - self.best_changed_at >= max(min_pages, ratio * self.best_changed_at)
+        return ratio <= 0 or self.n_pages >= self.settled_page(ratio, min_pages)
+
+    def settled_page(self, ratio: float, min_pages: int = 0) -> int:
+        """The page count from which the best pages, as they are now, count as settled."""
+        changed = self.best_changed_at
+        return changed + max(min_pages, math.ceil(ratio * changed))
 
     def _record_rate(self, delta: float) -> None:
         self.deltas.append(delta)

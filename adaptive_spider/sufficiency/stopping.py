@@ -20,7 +20,6 @@ crawl stopped.
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from typing import TYPE_CHECKING
 
@@ -78,6 +77,5 @@ class StopRule:
         return len(history) == history.maxlen and history[-1] - history[0] < self.config.stop_plateau_epsilon
 
     def settled_page(self) -> int:
-        """The page count at which the best pages, as they are now, count as settled."""
-        changed = self.estimator.best_changed_at
-        return changed + max(self.config.stop_min_pages, math.ceil(self.config.stop_settle * changed))
+        """The page count from which the best pages, as they are now, count as settled."""
+        return self.estimator.settled_page(self.config.stop_settle, self.config.stop_min_pages)
