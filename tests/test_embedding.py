@@ -193,6 +193,28 @@ async def test_a_crawl_with_embedding_workers_keeps_its_pace_and_scores_what_the
     inside = [item["relevance"] for item in result.items if item.get("url") in relevant]
     assert len(inside) >= 20 and np.mean(inside) > 0.5
 
+@needs_model
+@crawl_test
+async def test_workers_are_sent_only_the_pages_the_querys_words_call_near(demo_site):
+    site, url = demo_site
+    settings = project_settings(
+        ADAPTIVE_RELEVANCE=EMBEDDING, ADAPTIVE_RELEVANCE_QUERY_WEIGHT=0.5, ADAPTIVE_EMBEDDING_PROCESSES=1,
+        ADAPTIVE_RELEVANCE_MODEL_ABOVE=0.3, CLOSESPIDER_PAGECOUNT=120,
+    )  # fmt: skip
+    result = await run_crawl(FocusedSpider, settings, query=QUERY, start_urls=url)
+    stats = result.stats
+    judged = [item for item in result.items if "relevance" in item]
+    skipped, scored = stats.get("adaptive/relevance/model_skipped", 0), stats.get("adaptive/relevance/model_scored", 0)
+    assert skipped >= 10 and scored >= 10, (skipped, scored)
+    # A page far from the query by its words never reached the workers.
+    assert stats["adaptive/embedding/pages_sent"] <= len(judged) - skipped + 5
+    far = [item for item in judged if item["relevance"] < 0.3]
+    assert len(far) >= skipped
+    relevant = {url.rstrip("/") + path for path in site.relevant}
+    inside = [item["relevance"] for item in result.items if item.get("url") in relevant]
+    assert len(inside) >= 20 and np.mean(inside) > 0.5
+
+
 def test_a_crawl_without_a_worker_model_has_no_model_score_middleware():
     crawler = get_crawler(settings_dict=dict(project_settings()))
     with pytest.raises(NotConfigured):

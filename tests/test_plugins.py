@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import scrapy
 from scrapy.http import HtmlResponse, Request
@@ -274,6 +275,30 @@ def test_the_query_weight_mixes_the_querys_page_score_into_the_models(demo_site,
     expected = [weight * q + (1 - weight) * p for q, p in zip(query_scores, probabilities, strict=True)]
     assert _analysed(mixed, site, url, paths) == pytest.approx(expected)
     assert len(set(query_scores)) > 1 and any(abs(q - p) > 0.05 for q, p in zip(query_scores, probabilities))
+
+
+def test_pages_the_querys_words_call_far_from_it_are_not_given_to_the_model(demo_site):
+    site, url = demo_site
+    paths = tuple(p for p in site.pages if p.endswith(".html") and "article" in p)[:60]
+    settings = {**TEST_SETTINGS, "ADAPTIVE_QUERY": QUERY}
+    query_scores = _analysed(CrawlState.of(get_crawler(scrapy.Spider, settings)), site, url, paths)
+    above = float(np.median(query_scores))
+    MusicRelevance.scored = {}
+    state = CrawlState.of(get_crawler(scrapy.Spider, {
+        **settings, "ADAPTIVE_RELEVANCE": "tests.test_plugins.MusicRelevance",
+        "ADAPTIVE_RELEVANCE_QUERY_WEIGHT": 0.5, "ADAPTIVE_RELEVANCE_MODEL_ABOVE": above,
+    }))  # fmt: skip
+    relevances = _analysed(state, site, url, paths)
+    asked = MusicRelevance.scored
+    far = [i for i, q in enumerate(query_scores) if q < above]
+    assert far and len(far) < len(paths)
+    for i, (path, query_score) in enumerate(zip(paths, query_scores, strict=True)):
+        page_url = url.rstrip("/") + path
+        if i in far:  # the query's score alone, the model never asked
+            assert page_url not in asked and relevances[i] == pytest.approx(query_score)
+        else:
+            assert relevances[i] == pytest.approx(0.5 * query_score + 0.5 * asked[page_url])
+    assert state.stats is not None and state.stats.get_value("adaptive/relevance/model_skipped") == len(far)
 
 
 def test_a_query_weight_without_a_model_is_said_to_have_no_effect(caplog):

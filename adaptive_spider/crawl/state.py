@@ -132,12 +132,15 @@ class CrawlState:
         )
         #: The page relevance model of ``ADAPTIVE_RELEVANCE`` when it names a class (None: BM25).
         self.relevance = relevance if relevance is not None else build_relevance(config, None)
-        if self.relevance is None and config.relevance_query_weight > 0:
-            logger.warning(
-                "ADAPTIVE_RELEVANCE_QUERY_WEIGHT (%s) has no effect: ADAPTIVE_RELEVANCE is %r, the query's "
-                "page score alone; the weight mixes that score with a model's (docs/plugins.md)",
-                config.relevance_query_weight, config.relevance,
-            )  # fmt: skip
+        for name, value in (
+            ("ADAPTIVE_RELEVANCE_QUERY_WEIGHT", config.relevance_query_weight),
+            ("ADAPTIVE_RELEVANCE_MODEL_ABOVE", config.relevance_model_above),
+        ):
+            if self.relevance is None and value > 0:
+                logger.warning(
+                    "%s (%s) has no effect: ADAPTIVE_RELEVANCE is %r, the query's page score alone; "
+                    "it mixes that score with a model's (docs/plugins.md)", name, value, config.relevance,
+                )  # fmt: skip
         self.domains = DomainProfiles(config.domain_weights, min_attempts=config.unreliable_min_attempts)
         self.pages = PageLog(
             config.qnet_next_actions, hit_at=config.relevant_threshold, section_lift=config.section_lift
@@ -254,6 +257,12 @@ class CrawlState:
         weight = self.config.relevance_query_weight
         if self.relevance is None or weight >= 1.0:
             return query_score, counts
+        if query_score < self.config.relevance_model_above:
+            # Far from the query by its words: the model is not asked (ADAPTIVE_RELEVANCE_MODEL_ABOVE).
+            if response is not None:
+                self._model_scores.pop(response, None)
+            self.inc_stat("relevance/model_skipped")
+            return query_score, counts
         if self.scores_later:
             # Scored in worker processes as the page arrived (score_ahead), or not at all when
             # they were busy: then the query's score alone, the crawl must not wait.
@@ -286,6 +295,10 @@ class CrawlState:
         fields = self._fields.get(response)
         if fields is None:
             fields = self._fields[response] = page_fields(response)
+        if self.config.relevance_model_above > 0 and (
+            self.scorer.score_page(fields[0], learn=False) < self.config.relevance_model_above
+        ):
+            return None  # judged by the query's score alone (page_relevance, with the statistics then)
         pending = cast("Any", self.relevance).score_later(fields[0])
         if pending is None:
             return None

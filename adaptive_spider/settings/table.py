@@ -560,6 +560,17 @@ SECTIONS: tuple[Section, ...] = (
                 ),
             ),
             (
+                "ADAPTIVE_RELEVANCE_MODEL_ABOVE",
+                0.0,
+                real(0.0, 1.0),
+                (
+                    "When ADAPTIVE_RELEVANCE names a model: pages whose query page score (bm25) is below this are "
+                    "judged by that score alone, the model not asked. A model's judgement matters among the pages "
+                    "the query's words already call near the topic; the rest then cost it nothing (0: every page "
+                    "goes to the model)."
+                ),
+            ),
+            (
                 "ADAPTIVE_RELEVANCE_FIELD_WEIGHTS",
                 _FIELD_WEIGHTS,
                 parts_weights(PAGE_FIELDS, _FIELD_WEIGHTS, "field", "at least one field needs a weight above 0"),
