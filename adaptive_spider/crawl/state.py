@@ -169,6 +169,8 @@ class CrawlState:
         # (before the spider sees the page) and for the analysis; and the scores it gave.
         self._fields: WeakKeyDictionary[Response, tuple[PageFields, list[str]]] = WeakKeyDictionary()
         self._model_scores: WeakKeyDictionary[Response, float] = WeakKeyDictionary()
+        # Query term counts of pages that score_ahead counted (ADAPTIVE_RELEVANCE_MODEL_ABOVE).
+        self._counted: WeakKeyDictionary[Response, tuple[np.ndarray, np.ndarray]] = WeakKeyDictionary()
         self._page_listeners: list[PageListener] = []
         # A link context's query terms (scored with the current statistics on each read).
         self._context_terms = functools.lru_cache(maxsize=CONTEXT_MEMO_SIZE)(self._terms_of_context)
@@ -253,7 +255,8 @@ class CrawlState:
         score mixed with it by ``ADAPTIVE_RELEVANCE_QUERY_WEIGHT``. :meth:`analyze` calls this
         for each fetched page; ``benchmarks/page_scores.py`` for pages of a crawl's trace.
         """
-        query_score, counts = self.scorer.score_and_count(fields)
+        counted = self._counted.pop(response, None) if response is not None else None
+        query_score, counts = self.scorer.score_and_count(fields, counted=counted)
         weight = self.config.relevance_query_weight
         if self.relevance is None or weight >= 1.0:
             return query_score, counts
@@ -295,10 +298,11 @@ class CrawlState:
         fields = self._fields.get(response)
         if fields is None:
             fields = self._fields[response] = page_fields(response)
-        if self.config.relevance_model_above > 0 and (
-            self.scorer.score_page(fields[0], learn=False) < self.config.relevance_model_above
-        ):
-            return None  # judged by the query's score alone (page_relevance, with the statistics then)
+        if self.config.relevance_model_above > 0:
+            # Counted once: page_relevance scores the page from these counts with the statistics then.
+            counted = self._counted[response] = self.scorer.field_counts(fields[0])
+            if self.scorer.score_counts(*counted, fields[0].link_density) < self.config.relevance_model_above:
+                return None  # judged by the query's score alone
         pending = cast("Any", self.relevance).score_later(fields[0])
         if pending is None:
             return None

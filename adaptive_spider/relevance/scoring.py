@@ -288,10 +288,13 @@ class RelevanceScorer:
         """Relevance of a page in [0, 1]; with ``learn``, the page joins the statistics."""
         return self.score_and_count(page, learn=learn)[0]
 
-    def score_and_count(self, page: PageFields, *, learn: bool = True) -> tuple[float, np.ndarray]:
+    def score_and_count(
+        self, page: PageFields, *, learn: bool = True, counted: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> tuple[float, np.ndarray]:
         """:meth:`score_page`, and the page's term counts per field (fields x terms), which
-        other readers of the same query terms can reuse instead of counting again."""
-        counts, lengths = self.field_counts(page)
+        other readers of the same query terms can reuse instead of counting again; ``counted``:
+        the page's :meth:`field_counts`, when they are known already."""
+        counts, lengths = counted if counted is not None else self.field_counts(page)
         score = self.score_counts(counts, lengths, page.link_density)
         if learn:
             self.observe(counts, lengths)
