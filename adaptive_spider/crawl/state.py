@@ -138,8 +138,8 @@ class CrawlState:
         ):
             if self.relevance is None and value > 0:
                 logger.warning(
-                    "%s (%s) has no effect: ADAPTIVE_RELEVANCE is %r, the query's page score alone; "
-                    "it mixes that score with a model's (docs/plugins.md)", name, value, config.relevance,
+                    "%s (%s) has no effect: ADAPTIVE_RELEVANCE is %r, the query's page score alone, with no "
+                    "model's score to mix in (docs/plugins.md)", name, value, config.relevance,
                 )  # fmt: skip
         self.domains = DomainProfiles(config.domain_weights, min_attempts=config.unreliable_min_attempts)
         self.pages = PageLog(
@@ -252,7 +252,8 @@ class CrawlState:
         """A page's relevance and its query terms' counts per field; the page joins the term statistics.
 
         The relevance is the query's page score (BM25), or ``ADAPTIVE_RELEVANCE``'s model's
-        score mixed with it by ``ADAPTIVE_RELEVANCE_QUERY_WEIGHT``. :meth:`analyze` calls this
+        score mixed with it by ``ADAPTIVE_RELEVANCE_QUERY_WEIGHT`` (on the pages whose query score
+        reaches ``ADAPTIVE_RELEVANCE_MODEL_ABOVE``; the others keep it alone). :meth:`analyze` calls this
         for each fetched page; ``benchmarks/page_scores.py`` for pages of a crawl's trace.
         """
         counted = self._counted.pop(response, None) if response is not None else None
