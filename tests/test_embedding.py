@@ -170,15 +170,26 @@ async def test_a_worker_that_dies_fails_what_waited_on_it_and_takes_no_more(enco
     assert workers.encode("after") is None
 
 
+async def _crawl_with_a_worker(url: str, **settings):
+    """A crawl of the demo site whose pages an embedding worker scores, half and half with the query's."""
+    settings = project_settings(
+        ADAPTIVE_RELEVANCE=EMBEDDING, ADAPTIVE_RELEVANCE_QUERY_WEIGHT=0.5, ADAPTIVE_EMBEDDING_PROCESSES=1,
+        CLOSESPIDER_PAGECOUNT=120, **settings,
+    )  # fmt: skip
+    return await run_crawl(FocusedSpider, settings, query=QUERY, start_urls=url)
+
+
+def _assert_the_topic_scores_high(result, site, url: str) -> None:
+    relevant = {url.rstrip("/") + path for path in site.relevant}
+    inside = [item["relevance"] for item in result.items if item.get("url") in relevant]
+    assert len(inside) >= 20 and np.mean(inside) > 0.5
+
+
 @needs_model
 @crawl_test
 async def test_a_crawl_with_embedding_workers_keeps_its_pace_and_scores_what_they_take(demo_site):
     site, url = demo_site
-    settings = project_settings(
-        ADAPTIVE_RELEVANCE=EMBEDDING, ADAPTIVE_RELEVANCE_QUERY_WEIGHT=0.5, ADAPTIVE_EMBEDDING_PROCESSES=1,
-        CLOSESPIDER_PAGECOUNT=120,
-    )  # fmt: skip
-    result = await run_crawl(FocusedSpider, settings, query=QUERY, start_urls=url)
+    result = await _crawl_with_a_worker(url)
     state = CrawlState.of(result.crawler)
     model = state.relevance
     assert isinstance(model, EmbeddingRelevance) and model.workers is not None
@@ -189,30 +200,23 @@ async def test_a_crawl_with_embedding_workers_keeps_its_pace_and_scores_what_the
     assert scored >= 10 and scored + busy >= len(judged) >= 100, (scored, busy, len(judged))
     assert stats["adaptive/embedding/pages_sent"] >= scored
     assert not any(worker.waiting for worker in model.workers.workers)
-    relevant = {url.rstrip("/") + path for path in site.relevant}
-    inside = [item["relevance"] for item in result.items if item.get("url") in relevant]
-    assert len(inside) >= 20 and np.mean(inside) > 0.5
+    _assert_the_topic_scores_high(result, site, url)
+
 
 @needs_model
 @crawl_test
 async def test_workers_are_sent_only_the_pages_the_querys_words_call_near(demo_site):
     site, url = demo_site
-    settings = project_settings(
-        ADAPTIVE_RELEVANCE=EMBEDDING, ADAPTIVE_RELEVANCE_QUERY_WEIGHT=0.5, ADAPTIVE_EMBEDDING_PROCESSES=1,
-        ADAPTIVE_RELEVANCE_MODEL_ABOVE=0.3, CLOSESPIDER_PAGECOUNT=120,
-    )  # fmt: skip
-    result = await run_crawl(FocusedSpider, settings, query=QUERY, start_urls=url)
+    result = await _crawl_with_a_worker(url, ADAPTIVE_RELEVANCE_MODEL_ABOVE=0.3)
     stats = result.stats
     judged = [item for item in result.items if "relevance" in item]
     skipped, scored = stats.get("adaptive/relevance/model_skipped", 0), stats.get("adaptive/relevance/model_scored", 0)
     assert skipped >= 10 and scored >= 10, (skipped, scored)
-    # A page far from the query by its words never reached the workers.
+    # A page far from the query by its words never reached the workers (a few may cross the
+    # line between arriving and being analysed, as the term statistics move).
     assert stats["adaptive/embedding/pages_sent"] <= len(judged) - skipped + 5
-    far = [item for item in judged if item["relevance"] < 0.3]
-    assert len(far) >= skipped
-    relevant = {url.rstrip("/") + path for path in site.relevant}
-    inside = [item["relevance"] for item in result.items if item.get("url") in relevant]
-    assert len(inside) >= 20 and np.mean(inside) > 0.5
+    assert len([item for item in judged if item["relevance"] < 0.3]) >= skipped
+    _assert_the_topic_scores_high(result, site, url)
 
 
 def test_a_crawl_without_a_worker_model_has_no_model_score_middleware():
