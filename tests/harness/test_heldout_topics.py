@@ -1,7 +1,8 @@
 """The project's held-out topic files load, and the big web's labels hold under their rules.
 
-The labels of ``topics-bigweb-heldout.json`` and ``topics-bigweb-heldout-second.json`` were materialised from its rules over the big
-web's link graph (minutes, and 3.5 GB of packages); this checks what needs neither: every
+The labels of ``topics-bigweb-heldout.json`` and ``topics-bigweb-heldout-second.json`` were
+materialised from their rules over the big web's link graph (minutes, and 3.5 GB of packages);
+this checks what needs neither: every
 listed page matches its topic's rule, none twice, and each topic has its labels. A rule
 narrowed without regenerating the labels fails here; a widened one fails the harness'
 ``--labels-from rules`` check, which compares the rules' pages with this file (minutes).
