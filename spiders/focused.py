@@ -13,7 +13,9 @@ link of the page (with a template: yields the template's documents too and
 follows only its links); the order of the crawl is the scheduler's decision, not
 the spider's. A link's evidence (anchor text, context, the page it was found on)
 is the RelevanceMiddleware's, as for any spider: it reads the same parse of the
-page's links (``CrawlState.links_of``) that the spider follows them from.
+page's links (``CrawlState.links_of``) that the spider follows them from. Links to
+URLs the scheduler has already settled, which the middleware would drop, are skipped
+before their requests are built (``unsettled_links``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from datetime import datetime, timezone
 
 import scrapy
 
+from adaptive_spider.crawl.spidermiddlewares import unsettled_links
 from adaptive_spider.crawl.state import CrawlState
 from adaptive_spider.extract import Template
 from adaptive_spider.items import PageItem
@@ -124,7 +127,8 @@ class FocusedSpider(scrapy.Spider):
             for link in self.template.links(response):
                 yield response.follow(link, callback=self.parse, meta={**meta, "link_text": link.text})
             return
-        for link in CrawlState.of(self.crawler).links_of(response).followable:
+        state = CrawlState.of(self.crawler)
+        for link in unsettled_links(state, state.links_of(response)):
             yield scrapy.Request(link.url, callback=self.parse)
 
     def page_item(self, response) -> PageItem:

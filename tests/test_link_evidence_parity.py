@@ -24,7 +24,7 @@ from scrapy.spiders import CrawlSpider, Rule
 from scrapy.utils.test import get_crawler
 
 from adaptive_spider.crawl.scheduler import AdaptiveScheduler
-from adaptive_spider.crawl.spidermiddlewares import REPEATS_STAT, RelevanceMiddleware
+from adaptive_spider.crawl.spidermiddlewares import REPEATS_STAT, RelevanceMiddleware, unsettled_links
 from adaptive_spider.crawl.state import PARENT_KEY, CrawlState
 from adaptive_spider.demo.site import DemoSite, serve
 from adaptive_spider.relevance.links import PageLinks
@@ -308,6 +308,39 @@ def test_links_to_urls_the_scheduler_has_sent_are_dropped_before_it():
     assert stats.get_value("adaptive/links/repeats_cross_site") == 1
     scheduler.close("finished")
     assert len(list(middleware.process_spider_output(other, [Request(sent)]))) == 1, "no scheduler: all go on"
+
+
+def test_the_focused_spider_builds_no_request_for_a_link_to_a_settled_url():
+    crawler = get_crawler(FocusedSpider, {"ADAPTIVE_QUERY": QUERY, "ADAPTIVE_STRATEGY": "bestfirst"})
+    crawler.spider = spider = FocusedSpider.from_crawler(crawler, start_urls="http://a.test/")
+    state = CrawlState.of(crawler)
+    page = "http://a.test/docs/index.html"
+    response = _response(
+        page,
+        _page(
+            "Docs",
+            '<a href="sent.html">Sent</a> <a href="queued.html">Queued</a> <a href="new.html">New</a> '
+            '<a href="http://b.test/sent.html">B</a>',
+        ),
+    )
+    followable = [link.url for link in state.links_of(response).followable]
+    assert [link.url for link in unsettled_links(state, state.links_of(response))] == followable, "no scheduler"
+    scheduler = AdaptiveScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    for url in ("http://a.test/docs/sent.html", "http://b.test/sent.html"):
+        assert scheduler.enqueue_request(Request(url))
+        assert scheduler.next_request().url == url
+    assert scheduler.enqueue_request(Request("http://a.test/docs/queued.html"))
+    kept = [link.url for link in unsettled_links(state, state.links_of(response))]
+    assert kept == ["http://a.test/docs/queued.html", "http://a.test/docs/new.html"]
+    stats = crawler.stats
+    assert stats.get_value("adaptive/links/settled_repeats") == 2
+    assert stats.get_value("adaptive/links/repeats_cross_site") == 1
+    # The spider itself: the page's item, then requests for the two unsettled links only.
+    requests = [output.url for output in spider.parse(response) if isinstance(output, Request)]
+    assert requests == kept
+    assert stats.get_value("adaptive/links/settled_repeats") == 4, "counted as the middleware counts them"
+    scheduler.close("finished")
 
 
 @crawl_test
