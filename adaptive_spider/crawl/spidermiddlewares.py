@@ -190,11 +190,10 @@ def unsettled_links(state: CrawlState, links: PageLinks) -> Iterator[PageLink]:
     host = host_of(links.url)
     settled = cross_site = 0
     try:
-        for link in links.followable:
-            url = link.url.split("#", 1)[0] if "#" in link.url else link.url
-            if is_settled(url):
+        for link in links.followable:  # their URLs have no fragment (PageLinks.of)
+            if is_settled(link.url):
                 settled += 1
-                cross_site += host_of(url) != host
+                cross_site += host_of(link.url) != host
             else:
                 yield link
     finally:
