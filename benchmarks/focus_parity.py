@@ -2,9 +2,11 @@
 
     python benchmarks/focus_parity.py                     # the four dev topics, 1000 pages, once each
     python benchmarks/focus_parity.py --topic django-models --repeat 3
+    python benchmarks/focus_parity.py --web big --topic http-programming,logging --configs focused,plain
 
 On each topic of the offline web (``../shared/webbench/topics-dev.json``), from its seeds
-(``http://hub.test/``), three crawls with the same settings: the default profile's crawl
+(``http://hub.test/``), or of the big web with ``--web big`` (its dev topics and their labels
+file, a 5000-page budget), three crawls with the same settings: the default profile's crawl
 settings, the query only (no keywords), Scrapy's free concurrent order, no self-stop, a
 fetch budget, the same ``allowed_domains`` (the offline web's hosts):
 
@@ -46,13 +48,14 @@ from scrapy.spiders import CrawlSpider, Rule
 from adaptive_spider.settings.config import default_values
 from adaptive_spider.settings.table import STRATEGIES
 from benchmarks.harness.cli import (
+    DEFAULT_BUDGET,
     BadInput,
     _log_to_file,
     _use_proxy,
     compute_labels,
+    labels_from_file,
     run_metadata,
     run_reactor,
-    shared_webbench,
     start_server,
     warm_server,
 )
@@ -60,6 +63,7 @@ from benchmarks.harness.crawl import INTERRUPTED_REASON, STOCK, CrawlOptions, cr
 from benchmarks.harness.metrics import Run
 from benchmarks.harness.progress import Progress
 from benchmarks.harness.topics import Labeler, Topic, TopicsError, load_topics
+from benchmarks.webbench.webs import SPEC_FOLDERS, WEBS, open_web, spec_folder
 from spiders.focused import FocusedSpider
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -351,14 +355,18 @@ def parse_costs(web, pages: int = 300) -> dict[str, float]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    shared = shared_webbench()
     parser = argparse.ArgumentParser(prog="python benchmarks/focus_parity.py", description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--topics", default=str(shared / "topics-dev.json") if shared else None, help="topics JSON file"
+        "--web", choices=WEBS, default="small",
+        help="the small web (default) or the big one (53 sites, slow and failing hosts; labels from its file)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--topics",
+        help="topics JSON file (default: the web's topics-dev.json in ../shared/webbench or ../shared/bigweb)",
     )
     parser.add_argument("--topic", help="comma-separated topic ids (default: all)")
     parser.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, from {', '.join(CONFIGS)}")
-    parser.add_argument("--budget", type=int, default=1000, help="pages fetched per crawl (default 1000)")
+    parser.add_argument("--budget", type=int, help="pages fetched per crawl (default 1000; 5000 with --web big)")
     parser.add_argument("--repeat", type=int, default=1, help="crawls per topic and configuration (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="ADAPTIVE_SEED (default 0)")
     parser.add_argument(
@@ -380,10 +388,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.webbench.web import OfflineWeb
+    from benchmarks.webbench.web import MissingPackagesError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    labels_from = "file" if args.web == "big" else "rules"
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
     try:
         if not configs or any(c not in CONFIGS for c in configs):
@@ -392,18 +401,30 @@ def main(argv: list[str] | None = None) -> int:
             raise BadInput(
                 f"--strategy: unknown {args.strategy}; choose from {', '.join(STRATEGIES)} or a dotted class path"
             )
+        if args.topics is None:
+            shared = spec_folder(args.web)
+            args.topics = str(shared / "topics-dev.json") if shared else None
+        if args.budget is None:
+            args.budget = DEFAULT_BUDGET[args.web]
         if args.budget < 1 or args.repeat < 1:
             raise BadInput("--budget and --repeat must be >= 1")
         if not args.topics:
-            raise BadInput("--topics: no topics file given and ../shared/webbench/topics-dev.json not found")
+            folder = SPEC_FOLDERS[args.web]
+            raise BadInput(f"--topics: no topics file given and ../shared/{folder}/topics-dev.json not found")
         topics = load_topics(args.topics, [t.strip() for t in args.topic.split(",")] if args.topic else None)
-        web = OfflineWeb()
+        try:
+            web = open_web(args.web)
+        except MissingPackagesError as error:
+            raise BadInput(str(error)) from None
         if args.parse_cost:
             print(json.dumps(parse_costs(web), indent=1))
             return 0
         labeler = Labeler(web)
-        print(f"labels: walking the link graph from the seeds of {len(topics)} topic(s)", file=sys.stderr)
-        labels = compute_labels(labeler, topics, None, args.topics)
+        if labels_from == "file":  # the big web's labels file: walking 104k pages' links takes minutes
+            labels = labels_from_file(labeler, topics, None, args.topics)
+        else:
+            print(f"labels: walking the link graph from the seeds of {len(topics)} topic(s)", file=sys.stderr)
+            labels = compute_labels(labeler, topics, None, args.topics)
     except (BadInput, TopicsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -428,16 +449,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     # The commit as measured: read before the crawls, not after (edits during a long run).
     meta = run_metadata(
-        argparse.Namespace(web="small", topics=args.topics, labels_from="rules", folder=None, budget=args.budget,
+        argparse.Namespace(web=args.web, topics=args.topics, labels_from=labels_from, folder=None, budget=args.budget,
                            seed=args.seed, repeat=args.repeat, order="free", keywords=False, window=0, set=[],
                            replay=""),
         configs, argv,
     )  # fmt: skip
     meta["adaptive_strategy"] = args.strategy
     began = time.perf_counter()
-    with start_server(argparse.Namespace(web="small", folder=None, host=None)) as proxy:
+    with start_server(argparse.Namespace(web=args.web, folder=None, host=None)) as proxy:
         if session.warmup:
-            warm_server(proxy, [url for url in labeler.known_urls() if web.site_of(url) is not None])
+            # The pages the labels walked (the big web's: its labels file's), not a slow host's.
+            known = labeler.known_urls() or sorted(set().union(*labels.values()))
+            warm_server(proxy, [url for url in known if web.site_of(url) is not None and not web.delay(url)])
         _use_proxy(proxy)
         run_reactor(session)
     summary = summarize(session)
