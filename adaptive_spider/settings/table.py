@@ -84,7 +84,7 @@ EXPANSION_MODES = ("variants", "feedback", "off")
 PAGE_FIELDS = ("title", "headings", "body", "url")
 PRIOR_PARTS = ("anchor", "context", "parent")
 STOP_CRITERIA = ("sufficient", "plateau", "no_promising_links")
-#: The link prior's default weights (docs/benchmarks.md: a higher parent weight, tried).
+#: The link prior's default weights (docs/experiments.md: a higher parent weight, tried).
 PRIOR_WEIGHTS = {"anchor": 0.6, "context": 0.3, "parent": 0.1}
 _FIELD_WEIGHTS = {"title": 2.0, "headings": 1.0, "body": 1.0, "url": 1.0}
 
@@ -524,7 +524,7 @@ SECTIONS: tuple[Section, ...] = (
                     "applies to may hold together; the rest stay for faster domains, so that a few slow hosts "
                     "cannot hold the whole downloader and slow the crawl to their pace (1: each domain's own limit "
                     "only, the most slow-host pages within a page budget; 0.75: faster, fewer of their pages, "
-                    "docs/benchmarks.md)."
+                    "docs/experiments.md)."
                 ),
             ),
             (
@@ -705,7 +705,7 @@ SECTIONS: tuple[Section, ...] = (
                     'query word otherwise ("asynchronous" and "asyncio": most of their letters in common) or join '
                     'the starts of two neighbouring ones ("regex" for "regular expressions"); '
                     '"feedback", any word frequent there and rare in the crawl (RM3\'s pseudo-relevance feedback, '
-                    'which drew the held-out topics off topic, docs/benchmarks.md); "off": the query alone.'
+                    'which drew the held-out topics off topic, docs/experiments.md); "off": the query alone.'
                 ),
             ),
             ("ADAPTIVE_EXPANSION_TERMS", 10, integer(1, 64), "Expansion terms kept."),
