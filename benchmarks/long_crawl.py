@@ -275,6 +275,41 @@ def memory_series(runs: list[dict], t0: float) -> list[dict]:
     return series
 
 
+def pace(series: list[dict], step: int = 10_000) -> dict:
+    """Whether the crawl ever stalled, from the memory samples (every ``--interval`` seconds):
+    the longest stretch of a run without a new response, and the pages/s of each ``step``
+    responses of the whole crawl (runs one after another; a resume's start-up counts)."""
+    longest = 0.0
+    marks: list[tuple[int, float]] = []  # (responses of the whole crawl, seconds of crawling)
+    done, clock = 0, 0.0
+    for index in sorted({s["run"] for s in series}):
+        run = sorted((s for s in series if s["run"] == index), key=lambda s: s["t"])
+        if not run:
+            continue
+        still_since = run[0]["t"]
+        for before, after in itertools.pairwise(run):
+            if after["responses"] > before["responses"]:
+                still_since = after["t"]
+            longest = max(longest, after["t"] - still_since)
+        for sample in run:
+            marks.append((done + sample["responses"], clock + sample["t"] - run[0]["t"]))
+        done += run[-1]["responses"]
+        clock += run[-1]["t"] - run[0]["t"]
+    stretches = []
+    start = (0, 0.0)
+    for responses, seconds in marks:
+        if responses >= start[0] + step:
+            stretches.append(round((responses - start[0]) / max(seconds - start[1], 1e-9), 1))
+            start = (responses, seconds)
+    if marks and marks[-1][0] > start[0]:
+        stretches.append(round((marks[-1][0] - start[0]) / max(marks[-1][1] - start[1], 1e-9), 1))
+    return {
+        "longest_seconds_without_a_response": round(longest, 1),
+        "pages_per_s_by_stretch": stretches,
+        "stretch_responses": step,
+    }
+
+
 def flatness(series: list[dict]) -> dict:
     """Resident memory of the last run once its queue stops growing (reaches 98% of its maximum)."""
     if not series:
@@ -539,6 +574,7 @@ def main(argv: list[str] | None = None) -> dict:
         **report,
         "crawl_rss": crawl_rss,
         "rss_after_queue_stops_growing": beyond_state(flatness(series), state),
+        "pace": pace(series),
         "state_memory": state,
         "workdir": str(workdir),
         "memory_series": series,
@@ -569,6 +605,11 @@ def print_table(r: dict) -> None:
         ("  of them in flight at a kill", r["refetched_in_flight_at_a_kill"]),
         ("  fetched twice in one run", r["refetched_within_one_run"]),
         ("  unexplained", r["refetched_unexplained_count"]),
+        ("longest stretch without a response (s)", r["pace"]["longest_seconds_without_a_response"]),
+        (
+            f"pages/s per {r['pace']['stretch_responses']:,} responses",
+            ", ".join(map(str, r["pace"]["pages_per_s_by_stretch"])),
+        ),
     ]
     rss = r.get("crawl_rss", {})
     if rss:

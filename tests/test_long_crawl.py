@@ -52,3 +52,18 @@ def test_long_crawl_killed_twice_loses_nothing_and_refetches_only_in_flight(tmp_
     assert state["queued"] == result["final_queue_urls"]
     if state["queued"]:
         assert state["trace_bytes"] > state["trace_bytes_empty_jobdir"] > 0
+
+
+def test_pace_finds_the_longest_stretch_without_a_response_and_the_pages_per_s_of_each_stretch():
+    def run(index, points):
+        return [{"run": index, "t": t, "responses": n, "rss": 1} for t, n in points]
+
+    # Run 0: 10 pages/s, then 20 s without a response, then on; run 1 (a resume) counts on from there.
+    series = run(0, [(0, 0), (5, 50), (10, 100), (15, 100), (25, 100), (30, 100), (35, 150)]) + run(
+        1, [(40, 0), (45, 50), (50, 100)]
+    )
+    found = long_crawl.pace(series, step=100)
+    assert found["longest_seconds_without_a_response"] == 20.0
+    # 100 responses in 10 s; 100 in 30 s (50, the still 20 s, the resume's first 50); the last 50 in 5 s.
+    assert found["pages_per_s_by_stretch"] == [10.0, 3.3, 10.0]
+    assert found["stretch_responses"] == 100
