@@ -5,8 +5,8 @@ import pytest
 from scrapy import Request
 from scrapy.http import FormRequest
 
+from adaptive_spider.frontier.leafpools import BestLeafPool, UniformLeafPool
 from adaptive_spider.frontier.store import FrontierStore
-from adaptive_spider.frontier.strategies.tres import BestLeafPool, UniformLeafPool
 
 
 def callback(response):
@@ -28,11 +28,24 @@ def same_request(a: Request, b: Request) -> bool:
 
 REQUESTS = [
     Request("http://a.test/"),
-    Request("http://a.test/space here?q=1", callback=callback, meta={"depth": 2, "link_text": "Event loop", "adaptive_parent": 7}),
+    Request(
+        "http://a.test/space here?q=1",
+        callback=callback,
+        meta={"depth": 2, "link_text": "Event loop", "adaptive_parent": 7},
+    ),
     Request("http://a.test/r", callback=callback, headers={"Referer": "http://a.test/"}, meta={"z": 1, "a": 2}),
     Request(
-        "http://a.test/post", callback=callback, method="POST", body=b"x=1", cookies={"c": "v"}, encoding="latin-1",
-        priority=-2, dont_filter=True, errback=errback, flags=["f"], cb_kwargs={"k": 1},
+        "http://a.test/post",
+        callback=callback,
+        method="POST",
+        body=b"x=1",
+        cookies={"c": "v"},
+        encoding="latin-1",
+        priority=-2,
+        dont_filter=True,
+        errback=errback,
+        flags=["f"],
+        cb_kwargs={"k": 1},
         headers={"Referer": "http://a.test/", "Accept": ["a", "b"]},
     ),
     Request("http://a.test/two-referers", headers=[("Referer", "x"), ("Referer", "y")]),
