@@ -11,16 +11,16 @@ and a domain never fetched before is probed with one request, the others waiting
 until it answers (a dead host costs one fetch, not a round of them). A share of each
 round (``ADAPTIVE_NEW_DOMAIN_SHARE``) goes to domains nothing was released to yet, one
 link each, whatever the strategy's scores: they cannot judge a site none of whose pages
-was seen.
+was seen (:mod:`adaptive_spider.frontier.newdomains` keeps those links).
 
 A :class:`FrontierListener` hears of every entry that joins or leaves (the
 sufficiency link values keep each queued link's expected gain that way), and a
 strategy reads the entries through the frontier's public methods only (see
 :class:`~adaptive_spider.frontier.strategies.base.QueuedEntries`).
 
-Why one module of some 400 lines: tiers, domain filters, probes, the cold-start hold and
+Why one module of some 700 lines: tiers, domain filters, probes, the cold-start hold and
 the listener all act on the same entries in one release round; split, each would need the
-others' state.
+others' state. The new-domain share, which only reads them, has a module of its own.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import numpy as np
 from adaptive_spider.frontier.features import DEPTH_SCALE, STATIC_NAMES, assemble
 from adaptive_spider.frontier.learn.linkclassifier import TOKEN_WIDTH, link_tokens
 from adaptive_spider.frontier.linkevidence import anchor_text, link_context
+from adaptive_spider.frontier.newdomains import NewDomainShare
 from adaptive_spider.frontier.sections import EntrySections
 from adaptive_spider.frontier.store import FrontierStore
 from adaptive_spider.frontier.strategies.base import Choice, Strategy
@@ -82,8 +83,6 @@ def _construct(cls: type[Strategy], frontier: Frontier, config: Any, rng: np.ran
 
 _ANCHOR_SIMILARITY = STATIC_NAMES.index("anchor_similarity")
 _DEPTH = STATIC_NAMES.index("depth")
-# A link's depth as the store keeps it (depth / DEPTH_SCALE), for links found on a start page.
-_START_LINK_DEPTH = 1.0 / DEPTH_SCALE + 1e-6
 
 
 class FrontierListener(Protocol):
@@ -156,33 +155,9 @@ class Frontier:
         self.parked: dict[int, list[tuple[float, int, int, int]]] = {}
         self._load: DomainLoad | None = None
         self._parked_this_round = 0
-        # Young domains, fewer than ADAPTIVE_NEW_DOMAIN_PAGES of whose requests were released
-        # (ADAPTIVE_NEW_DOMAIN_SHARE): domain -> heap of the keys (depth, -prior, arrival order,
-        # entry) of its queued links; and a heap of the domains by their best link's depth, then
-        # the number of their links known, then that link's prior (``young_keys``: each domain's
-        # current key; others met in the heap are stale). Nearest the seeds first: a start page's
-        # links to other sites are the user's own pointers, and a link's prior says little about a
-        # site none (or few) of whose pages were seen: a documentation site's start page is a table
-        # of contents whose entries ("java.base", "All Classes") share no word with any query.
-        self.explore_share = (
-            float(getattr(config, "new_domain_share", 0.0)) if self.strategy.explores_new_domains else 0.0
-        )
-        self.young_pages = max(1, int(getattr(config, "new_domain_pages", 1)))
-        # A site's pages after its first wait until the crawl has released this many requests:
-        # a focused crawl's first pages are the ones the query's words point to.
-        self.young_after = int(getattr(config, "new_domain_pages_after", 0))
-        # The first pages of the sites a start page links to may come ahead of the share
-        # (ADAPTIVE_START_SITES_SHARE), which then waits until the releases catch up with it:
-        # a hub's fifty sites are opened in its first hundred releases, not its first five
-        # hundred, and a slow one among them starts answering that much sooner.
-        self.start_share = float(getattr(config, "start_sites_share", 0.0)) if self.explore_share else 0.0
-        self.n_start_opened = 0
-        self.young_links: dict[int, list[tuple[float, float, int, int]]] = {}
-        self.young_heap: list[tuple] = []
-        self.young_keys: dict[int, tuple] = {}
-        self.young_sizes: Counter = Counter()
+        #: The share of each round for sites not entered yet (ADAPTIVE_NEW_DOMAIN_SHARE).
+        self.new_domains = NewDomainShare(self, config)
         self.n_released = 0
-        self.n_explored = 0
         # Entries released this round outside the strategy, which still holds their ids.
         self._explored_now: set[int] = set()
 
@@ -214,47 +189,8 @@ class Frontier:
         self.strategy.push(tier, entry)
         if not request.dont_filter:
             self.queued_urls[request.url] = entry
-        if self.explore_share and self._is_young(domain_id):
-            self._note_young_link(domain_id, entry, prior)
+        self.new_domains.note_link(domain_id, entry, prior)
         return entry
-
-    def _is_young(self, domain_id: int) -> bool:
-        """Whether fewer of a domain's requests were released than ADAPTIVE_NEW_DOMAIN_PAGES."""
-        return self.domains.profiles[domain_id].released < self.young_pages
-
-    def _note_young_link(self, domain_id: int, entry: int, prior: float) -> None:
-        key = (float(self.store.static[entry, _DEPTH]), -prior, int(self.store.order[entry]), entry)
-        links = self.young_links.setdefault(domain_id, [])
-        heapq.heappush(links, key)
-        self.young_sizes[domain_id] += 1
-        self._push_young_domain(domain_id, links[0])
-
-    def _young_domain_key(self, domain_id: int, best: tuple[float, float, int, int]) -> tuple:
-        """Where a young domain stands in the share: its best link's depth, then how many of its
-        links the crawl knows (in powers of two), then its best link's prior and arrival order.
-        A site whose pages link to many of its own is a large one, and a large site holds more
-        of any topic's pages than a page one link points to."""
-        depth, neg_prior, order, entry = best
-        return (depth, -self.young_sizes[domain_id].bit_length(), neg_prior, order, entry, domain_id)
-
-    def _push_young_domain(self, domain_id: int, best: tuple[float, float, int, int]) -> None:
-        """Queue a young domain in the share under its current key, unless it is queued so already."""
-        key = self._young_domain_key(domain_id, best)
-        if self.young_keys.get(domain_id) != key:
-            self.young_keys[domain_id] = key
-            heapq.heappush(self.young_heap, key)
-
-    def _young_top(self, domain_id: int) -> tuple[float, float, int, int] | None:
-        """A young domain's best queued link (stale keys dropped on the way), None when it has none."""
-        links = self.young_links.get(domain_id)
-        while links and not self._is_current(links[0]):
-            heapq.heappop(links)
-        return links[0] if links else None
-
-    def _is_current(self, key: tuple[float, float, int, int]) -> bool:
-        """Whether the entry of a key is still queued as the same link (ids are reused)."""
-        _, _, order, entry = key
-        return bool(self.store.live[entry]) and int(self.store.order[entry]) == order
 
     def top_tier(self) -> float:
         """The highest priority tier with queued entries (-inf when none)."""
@@ -320,13 +256,7 @@ class Frontier:
             store.static[entry, _ANCHOR_SIMILARITY] = similarity
             store.prior[entry] = prior + 0.0
         self.strategy.reorder()
-        if self.explore_share:  # the young domains' links, by the new priors
-            self.young_links, self.young_heap, self.young_keys = {}, [], {}
-            self.young_sizes.clear()
-            for entry in entries:
-                domain_id = int(store.domain[entry])
-                if self._is_young(domain_id):
-                    self._note_young_link(domain_id, entry, float(store.prior[entry]))
+        self.new_domains.rebuild(entries)  # the young domains' links, by the new priors
         return len(entries)
 
     # -- what strategies read (QueuedEntries) -------------------------------------------
@@ -372,7 +302,7 @@ class Frontier:
         return bool(self.store.live[entry])
 
     def explored_share(self) -> float:
-        return self.n_explored / self.n_released if self.n_released else 0.0
+        return self.new_domains.n_explored / self.n_released if self.n_released else 0.0
 
     def expected_gain(self, entry: int) -> float:
         """The listener's current expected gain of a queued entry (its link prior without one)."""
@@ -455,7 +385,7 @@ class Frontier:
         self._unpark()
         self._parked_this_round = 0
         accepted: list[tuple[int, Choice]] = []
-        exploring = self._new_domain_links(n)
+        exploring = self.new_domains.links(n)
         try:
             held = self._select(n - len(exploring), n, hold_below, accepted)
             self._explore(exploring, accepted)
@@ -489,77 +419,6 @@ class Frontier:
                 break
         return False
 
-    def _new_domain_links(self, n: int) -> list[tuple[int, int]]:
-        """``(tier, entry)`` of the best links of young domains (fewer than
-        ``ADAPTIVE_NEW_DOMAIN_PAGES`` released), one per domain, as many as
-        ``ADAPTIVE_NEW_DOMAIN_SHARE`` of all releases allows this round (the top tier only:
-        an explicit priority still comes first). A domain's pages after its first wait until
-        the one before has answered and the crawl has released ``ADAPTIVE_NEW_DOMAIN_PAGES_AFTER``
-        requests; a slow or busy domain waits for a later round; a domain whose answers served no
-        page leaves the share. The first pages of the sites a start page links to may also take
-        ``ADAPTIVE_START_SITES_SHARE`` of the releases, ahead of the share, which counts them."""
-        heap = self.young_heap
-        if not self.explore_share or not heap:
-            return []
-        quota = min(n, int(self.explore_share * (self.n_released + n)) + 1 - self.n_explored)
-        start_quota = 0
-        if self.start_share:
-            start_quota = min(n, int(self.start_share * (self.n_released + n)) + 1 - self.n_start_opened)
-        top = self.top_tier()
-        found: list[tuple[int, int]] = []
-        n_opening = 0  # of found: first pages of the start pages' sites
-        later: list[tuple[float, float, int, int, int]] = []
-        while heap and len(found) < n and (len(found) < quota or n_opening < start_quota):
-            item = heapq.heappop(heap)
-            domain_id = item[-1]
-            if domain_id not in self.young_links or self.young_keys.get(domain_id) != item:
-                continue  # stale: the domain left the share, or is queued under a newer key
-            del self.young_keys[domain_id]
-            if not self._is_young(domain_id) or self._drop_reason(domain_id):
-                del self.young_links[domain_id]
-                continue
-            best = self._young_top(domain_id)
-            if best is None:
-                del self.young_links[domain_id]
-                continue
-            if self._young_domain_key(domain_id, best) != item:  # its best link now is another one
-                self._push_young_domain(domain_id, best)
-                continue
-            released = self.domains.profiles[domain_id].released
-            untried = self.domains.is_untried(domain_id)
-            if released and not untried and not self.domains.has_served(domain_id):
-                del self.young_links[domain_id]  # answered, and not with a page: nothing to enter
-                continue
-            opening = not released and item[0] <= _START_LINK_DEPTH
-            if len(found) >= quota and not (opening and n_opening < start_quota):
-                later.append(item)
-                if item[0] > _START_LINK_DEPTH:
-                    break  # deeper from here on (the heap's first key): only the share's quota left
-                continue
-            if (
-                any(self.store.domain[entry] == domain_id for _, entry in found)
-                or (released and (untried or self.n_released < self.young_after))
-                or self.domains.is_slow(domain_id, self.config.slow_domain_ms)
-                or self._is_busy(domain_id)
-            ):
-                later.append(item)
-                continue
-            heapq.heappop(self.young_links[domain_id])
-            entry = best[3]
-            tier = self.store.requests.priority(entry)
-            if tier == top:
-                found.append((tier, entry))
-                if opening:
-                    n_opening += 1
-                    self.n_start_opened += 1
-            following = self._young_top(domain_id)
-            if following is not None:
-                self._push_young_domain(domain_id, following)
-        for item in later:
-            self.young_keys[item[-1]] = item
-            heapq.heappush(heap, item)
-        return found
-
     def _explore(self, exploring: list[tuple[int, int]], accepted: list) -> None:
         """Accept the new domains' links reserved for this round, unless the strategy chose them
         (or another link of their domain) meanwhile."""
@@ -568,21 +427,21 @@ class Frontier:
         chosen = {choice.entry for _, choice in accepted}
         for tier, entry in exploring:
             domain_id = int(self.store.domain[entry])
-            if entry in chosen or not self.store.live[entry] or not self._is_young(domain_id):
+            if entry in chosen or not self.store.live[entry] or not self.new_domains.is_young(domain_id):
                 continue
-            if self._is_busy(domain_id):  # requests in flight, from before a restart
+            if self.is_busy(domain_id):  # requests in flight, from before a restart
                 continue
             prior = float(self.store.prior[entry])
             tokens = self.store.tokens[entry] if self.strategy.reads_link_tokens else None
             self._explored_now.add(entry)
-            self.n_explored += 1
+            self.new_domains.n_explored += 1
             self.filtered["new_domain"] += 1
             self._accept(tier, Choice(entry, score=prior, prior=prior, tokens=tokens), accepted)
 
     def _looked_far_enough(self, n: int) -> bool:
         return self._parked_this_round >= BUSY_PASSES_PER_ROUND * n
 
-    def _is_busy(self, domain_id: int) -> bool:
+    def is_busy(self, domain_id: int) -> bool:
         """Whether a domain has its share of requests in flight, and is slow enough for it to matter."""
         load = self._load
         return load is not None and load.is_busy(domain_id) and self._slow_enough(domain_id)
@@ -601,7 +460,7 @@ class Frontier:
         load = self._load
         for domain_id in list(self.parked):
             heap = self.parked[domain_id]
-            if load is None or not self._is_busy(domain_id):
+            if load is None or not self.is_busy(domain_id):
                 free = len(heap) if load is None or not self._slow_enough(domain_id) else load.free(domain_id)
                 for _ in range(min(free, len(heap))):
                     _, _, tier, entry = heapq.heappop(heap)
@@ -634,7 +493,7 @@ class Frontier:
         """Accept a chosen entry, or drop it (capped, unreliable, dead or unreachable domain), defer it (slow
         domain) or let it wait for its domain's probe (never-fetched domain)."""
         domain_id = int(self.store.domain[choice.entry])
-        reason = self._drop_reason(domain_id)
+        reason = self.drop_reason(domain_id)
         if reason:
             self._drop(tier, choice.entry, reason)
         elif self.domains.is_slow(domain_id, self.config.slow_domain_ms):
@@ -644,7 +503,7 @@ class Frontier:
         elif self.strategy.probes_new_domains and self.domains.is_untried(domain_id) and domain_id not in self.unprobed:
             choice.features = None
             self.waiting.setdefault(domain_id, []).append((tier, choice))
-        elif self._is_busy(domain_id):
+        elif self.is_busy(domain_id):
             self._park(tier, choice, domain_id)
         else:
             self._accept(tier, choice, accepted)
@@ -675,7 +534,7 @@ class Frontier:
                         if not self._still_queued(choice.entry):
                             continue
                         domain_id = int(self.store.domain[choice.entry])
-                        if self._is_busy(domain_id):
+                        if self.is_busy(domain_id):
                             self._park(tier, choice, domain_id)
                         else:
                             self._accept(tier, choice, accepted)
@@ -686,10 +545,10 @@ class Frontier:
             if not self._still_queued(choice.entry):
                 continue
             domain_id = int(self.store.domain[choice.entry])
-            reason = self._drop_reason(domain_id)
+            reason = self.drop_reason(domain_id)
             if reason:
                 self._drop(tier, choice.entry, reason)
-            elif self._is_busy(domain_id):
+            elif self.is_busy(domain_id):
                 busy.append((tier, choice))
             else:
                 self._accept(tier, choice, accepted)
@@ -715,7 +574,7 @@ class Frontier:
             released.append((request, choice))
         return released
 
-    def _drop_reason(self, domain_id: int) -> str | None:
+    def drop_reason(self, domain_id: int) -> str | None:
         config = self.config
         if self.domains.is_capped(domain_id, config.domain_max_pages):
             return "domain_cap"
