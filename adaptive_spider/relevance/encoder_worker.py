@@ -1,7 +1,8 @@
 """A sentence encoder in a process of its own: the other end of :mod:`~adaptive_spider.relevance.encoder_processes`.
 
-Run as ``python -m adaptive_spider.relevance.encoder_worker FOLDER MAX_TOKENS``. It loads the
-model, then answers on stdout what it reads on stdin, in order, until stdin closes:
+Run as ``python -m adaptive_spider.relevance.encoder_worker FOLDER MAX_TOKENS [RUNTIME]``.
+It loads the model (run by ``numpy``, the default, or ``onnx``), then answers on stdout what
+it reads on stdin, in order, until stdin closes:
 
 - first, once the model is loaded: the embedding's dimension (4 bytes, big-endian);
 - then for each text (4 bytes of length, big-endian, then the text in UTF-8): its unit-length
@@ -42,11 +43,11 @@ def read_text(stream: BinaryIO) -> str | None:
     return None if body is None else body.decode("utf-8", errors="replace")
 
 
-def serve(folder: str, max_tokens: int, requests: BinaryIO, answers: BinaryIO) -> None:
+def serve(folder: str, max_tokens: int, requests: BinaryIO, answers: BinaryIO, runtime: str = "numpy") -> None:
     """Encode each text read from ``requests`` and write its embedding to ``answers``."""
-    from adaptive_spider.relevance.sentence_encoder import SentenceEncoder
+    from adaptive_spider.relevance.onnx_encoder import sentence_encoder
 
-    encoder = SentenceEncoder(folder, max_tokens)
+    encoder = sentence_encoder(folder, max_tokens, runtime)
     dimension = int(encoder.encode(["ready"]).shape[1])
     answers.write(_HEADER.pack(dimension))
     answers.flush()
@@ -60,11 +61,11 @@ def serve(folder: str, max_tokens: int, requests: BinaryIO, answers: BinaryIO) -
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2:
-        print("usage: python -m adaptive_spider.relevance.encoder_worker FOLDER MAX_TOKENS", file=sys.stderr)
+    if len(args) not in (2, 3):
+        print("usage: python -m adaptive_spider.relevance.encoder_worker FOLDER MAX_TOKENS [RUNTIME]", file=sys.stderr)
         return 2
     try:
-        serve(args[0], int(args[1]), sys.stdin.buffer, sys.stdout.buffer)
+        serve(args[0], int(args[1]), sys.stdin.buffer, sys.stdout.buffer, *args[2:])
     except (BrokenPipeError, KeyboardInterrupt):
         return 0
     return 0
