@@ -136,3 +136,12 @@ async def test_a_crawl_scores_its_pages_with_the_onnx_workers(demo_site):
     inside = [item["relevance"] for item in result.items if item.get("url") in relevant]
     outside = [item["relevance"] for item in result.items if "relevance" in item and item.get("url") not in relevant]
     assert len(inside) >= 20 and np.mean(inside) > 0.5 > np.mean(outside)
+
+
+@needs_model
+def test_building_the_8_bit_encoder_logs_no_advice_to_the_crawl(caplog):
+    # onnxruntime's quantizer advises "pre-processing" on the root logger: at every crawl start
+    # that would be a warning in the user's log about a step this graph does not need.
+    with caplog.at_level("WARNING"):
+        OnnxSentenceEncoder(MODEL, 32)
+    assert not [record for record in caplog.records if "pre-processing" in record.getMessage()]
