@@ -163,3 +163,14 @@ def test_a_set_value_may_name_the_topic():
     assert settings["ADAPTIVE_CLASSIFIER_TRAINING"] == "training/django-models.jsonl"
     assert settings["ADAPTIVE_SEED"] == "3"
     assert options.extra["ADAPTIVE_CLASSIFIER_TRAINING"] == "training/{topic}.jsonl"  # unchanged
+
+
+def test_the_stock_crawl_takes_the_other_settings_but_not_the_page_relevance_model():
+    from benchmarks.harness.crawl import STOCK, CrawlOptions, crawl_settings
+
+    model = "adaptive_spider.relevance.embedding.EmbeddingRelevance"
+    options = CrawlOptions(extra={"ADAPTIVE_RELEVANCE": model, "CONCURRENT_REQUESTS": "4"})
+    stock, focused = crawl_settings(STOCK, options), crawl_settings("bestfirst", options)
+    assert stock.get("ADAPTIVE_RELEVANCE") in (None, "bm25") and stock.getint("CONCURRENT_REQUESTS") == 4
+    assert focused["ADAPTIVE_RELEVANCE"] == model and focused.getint("CONCURRENT_REQUESTS") == 4
+    assert options.extra["ADAPTIVE_RELEVANCE"] == model  # the focused crawls after it still get it
