@@ -97,8 +97,8 @@ def crawl_settings(strategy: str, options: CrawlOptions) -> Settings:
     extra = dict(options.extra)
     if strategy == STOCK:
         # Stock Scrapy is the pace a focused crawl is compared with: a page relevance model set for
-        # the focused crawls (--set ADAPTIVE_RELEVANCE=...) is not loaded into it, where its start
-        # alone took a tenth of a small-web crawl's time, and stock's order never reads it.
+        # the focused crawls (--set ADAPTIVE_RELEVANCE=...) is never read by its order, and loading
+        # it there counted the model's start in stock's seconds (docs/benchmarks.md).
         extra.pop("ADAPTIVE_RELEVANCE", None)
     settings.update({**common, **extra}, priority="cmdline")
     return settings
