@@ -49,7 +49,9 @@ class Topics:
             raise SystemExit(f"error: no topics file (--topics), and no ../shared spec folder of the {args.web} web")
         self.topics = load_topics(path)
         self.labeler = Labeler(open_web(args.web))
-        beside = Path(path).with_name(Path(path).name.replace("topics", "labels", 1))  # labels-X.json beside topics-X.json
+        beside = Path(path).with_name(
+            Path(path).name.replace("topics", "labels", 1)
+        )  # labels-X.json beside topics-X.json
         labels_path = args.labels or (str(beside) if args.web == "big" else None)
         # The big web's labels come from its labels file: its rules read page titles over 100k pages.
         self.labels = json.loads(Path(labels_path).read_text(encoding="utf-8")) if labels_path else {}
@@ -137,7 +139,9 @@ def compare(args) -> int:
     folders = [Path(folder) for folder in args.runs]
     runs = [_runs(folder) for folder in folders]
     names = [folder.name for folder in folders]
-    header = "| topic (relevant pages counted) | relevant | " + " | ".join(f"{n} N90 | {n} R@1000" for n in names) + " |"
+    header = (
+        "| topic (relevant pages counted) | relevant | " + " | ".join(f"{n} N90 | {n} R@1000" for n in names) + " |"
+    )
     lines = [header, "|" + "---|" * (2 + 2 * len(names))]
     means: dict[str, list[list[float]]] = {}
     for topic in run_topics.topics:
@@ -174,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--topics", help="topics JSON file (default: the web's topics-dev.json in ../shared)")
     parser.add_argument("--web", choices=WEBS, default="small", help="the offline web (default small)")
     parser.add_argument(
-        "--labels", help="a labels JSON file (topic id: relevant URLs; default for --web big: labels-X.json beside topics-X.json)"
+        "--labels",
+        help="a labels JSON file (topic id: relevant URLs; default for --web big: labels-X.json beside topics-X.json)",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     make = commands.add_parser("training", help="write <topic>.jsonl training files into a folder")

@@ -21,7 +21,7 @@ class RankBM25Reference:
     """rank-bm25's BM25Okapi over the same documents, ranked the usual way (full scoring + sort)."""
 
     def __init__(self, documents, text_of, analyzer: Analyzer | None = None, k1=1.5, b=0.75):
-        from rank_bm25 import BM25Okapi  # noqa: PLC0415 (only the benchmarks need it)
+        from rank_bm25 import BM25Okapi  # only the benchmarks need it
 
         self.tokenize = analyzer.analyze if analyzer is not None else plain_tokens
         self.ids = [doc["id"] for doc in documents]
@@ -54,5 +54,9 @@ def latency_ms(run_query, queries, rounds: int = 5) -> dict[str, float]:
             run_query(query)
             samples[r, i] = time.perf_counter() - started
     per_query = np.median(samples, axis=0) * 1000
-    return {"p50": float(np.percentile(per_query, 50)), "p95": float(np.percentile(per_query, 95)),
-            "mean": float(per_query.mean()), "raw_p95": float(np.percentile(samples * 1000, 95))}
+    return {
+        "p50": float(np.percentile(per_query, 50)),
+        "p95": float(np.percentile(per_query, 95)),
+        "mean": float(per_query.mean()),
+        "raw_p95": float(np.percentile(samples * 1000, 95)),
+    }

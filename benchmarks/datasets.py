@@ -47,10 +47,14 @@ def cranfield():
     Qrels keep grades 1..4; -1 becomes 0 (not relevant).
     """
     folder = data_dir("cranfield")
-    documents = [{"id": r[".I"], "title": r.get(".T", "").strip(), "text": r.get(".W", "").strip()}
-                 for r in _smart_records(folder / "cran.all.1400")]
-    queries = [(str(position), " ".join(r.get(".W", "").split()))
-               for position, r in enumerate(_smart_records(folder / "cran.qry"), 1)]
+    documents = [
+        {"id": r[".I"], "title": r.get(".T", "").strip(), "text": r.get(".W", "").strip()}
+        for r in _smart_records(folder / "cran.all.1400")
+    ]
+    queries = [
+        (str(position), " ".join(r.get(".W", "").split()))
+        for position, r in enumerate(_smart_records(folder / "cran.qry"), 1)
+    ]
     qrels: dict[str, dict[str, int]] = {}
     for line in (folder / "cranqrel").read_text().splitlines():
         parts = line.split()

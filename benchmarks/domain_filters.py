@@ -36,7 +36,13 @@ BIGWEB = PROJECT.parent / "shared" / "bigweb"
 SLOW_HOSTS = ("en.cppreference.test", "docs.oracle.test", "www.erlang.test")
 UNRELIABLE_HOSTS = ("doc.qt.test", "docs.scipy.test")
 NO_IN_FLIGHT_LIMIT = ["-s", "ADAPTIVE_DOMAIN_IN_FLIGHT=-1"]
-FILTERS_OFF = ["-s", "ADAPTIVE_SLOW_DOMAIN_MS=1000000000", "-s", "ADAPTIVE_UNRELIABLE_THRESHOLD=1.0", *NO_IN_FLIGHT_LIMIT]
+FILTERS_OFF = [
+    "-s",
+    "ADAPTIVE_SLOW_DOMAIN_MS=1000000000",
+    "-s",
+    "ADAPTIVE_UNRELIABLE_THRESHOLD=1.0",
+    *NO_IN_FLIGHT_LIMIT,
+]
 VARIANTS = (
     ("filters on (defaults)", []),
     ("no in-flight limit", NO_IN_FLIGHT_LIMIT),
@@ -48,7 +54,7 @@ class ResponseLog:
     """Appends one JSON line per response: url, status, download latency."""
 
     def __init__(self, path: str) -> None:
-        self.handle = open(path, "a", buffering=1)  # noqa: SIM115 (open for the crawl's life)
+        self.handle = open(path, "a", buffering=1)  # open for the crawl's life
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> ResponseLog:
@@ -67,10 +73,26 @@ class ResponseLog:
 
 def run(topic: dict, relevant: set[str], pages: int, proxy: str, extra: list[str], log: Path) -> dict:
     command = [
-        sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"query={topic['query']}",
-        "-a", f"start_urls={topic['seeds'][0]}", "-s", f"CLOSESPIDER_PAGECOUNT={pages}", "-s", "ADAPTIVE_SELF_STOP=False",
-        "-s", "LOG_LEVEL=WARNING", "-s", f"RESPONSE_LOG={log}",
-        "-s", 'EXTENSIONS={"benchmarks.domain_filters.ResponseLog": 0}', *extra,
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        "focused",
+        "-a",
+        f"query={topic['query']}",
+        "-a",
+        f"start_urls={topic['seeds'][0]}",
+        "-s",
+        f"CLOSESPIDER_PAGECOUNT={pages}",
+        "-s",
+        "ADAPTIVE_SELF_STOP=False",
+        "-s",
+        "LOG_LEVEL=WARNING",
+        "-s",
+        f"RESPONSE_LOG={log}",
+        "-s",
+        'EXTENSIONS={"benchmarks.domain_filters.ResponseLog": 0}',
+        *extra,
     ]
     env = {**os.environ, "http_proxy": proxy, "https_proxy": proxy, "PYTHONPATH": str(PROJECT)}
     began = time.perf_counter()
@@ -111,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, extra in VARIANTS:
-            result = run(topics[args.topic], relevant, args.pages, args.proxy, extra, Path(tmp) / f"{len(results)}.jsonl")
+            result = run(
+                topics[args.topic], relevant, args.pages, args.proxy, extra, Path(tmp) / f"{len(results)}.jsonl"
+            )
             results[name] = result
             print(
                 f"{name:>22}: {result['wall_seconds']} s for {result['responses']} responses; slow hosts "
@@ -120,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"{result['relevant_fetched']}/{result['relevant_total']}"
             )
     if args.json:
-        Path(args.json).write_text(json.dumps({"topic": args.topic, "pages": args.pages, "runs": results}, indent=2) + "\n")
+        Path(args.json).write_text(
+            json.dumps({"topic": args.topic, "pages": args.pages, "runs": results}, indent=2) + "\n"
+        )
     return 0
 
 

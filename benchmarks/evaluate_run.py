@@ -1,9 +1,9 @@
 """Score a TREC run file (e.g. from ``scrapy search --queries ... --run``) on Cranfield.
 
-    python benchmarks/export_cranfield.py out/        # writes cran.jsonl and queries.tsv
-    scrapy index --input out/cran.jsonl --index out/cran-index --fields title,text --weights title=6
-    scrapy search --index out/cran-index --queries out/queries.tsv --run out/run.txt
-    python benchmarks/evaluate_run.py out/run.txt
+python benchmarks/export_cranfield.py out/        # writes cran.jsonl and queries.tsv
+scrapy index --input out/cran.jsonl --index out/cran-index --fields title,text --weights title=6
+scrapy search --index out/cran-index --queries out/queries.tsv --run out/run.txt
+python benchmarks/evaluate_run.py out/run.txt
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from datasets import cranfield  # noqa: E402
+from datasets import cranfield
 
-from adaptive_spider.search.evaluation import evaluate, read_run  # noqa: E402
+from adaptive_spider.search.evaluation import evaluate, read_run
 
 
 def main():

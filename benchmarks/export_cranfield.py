@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from datasets import cranfield  # noqa: E402
+from datasets import cranfield
 
 
 def main():

@@ -95,7 +95,9 @@ class LinkSource:
         for _ in range(self.links_per_page):
             self.serial += 1
             domain = page_domain if rng.random() < 0.8 else self.domain()
-            segments = [rng.choice(SECTIONS)] + [f"{rng.choice(GENERIC)}-{rng.randrange(100)}" for _ in range(rng.randint(0, 2))]
+            segments = [rng.choice(SECTIONS)] + [
+                f"{rng.choice(GENERIC)}-{rng.randrange(100)}" for _ in range(rng.randint(0, 2))
+            ]
             words = [rng.choice(TOPICAL if rng.random() < 0.1 else GENERIC) for _ in range(rng.randint(1, 6))]
             url = f"http://{self.domains[domain]}/{'/'.join(segments)}/{'-'.join(words[:3])}-{self.serial}.html"
             if rng.random() < 0.1:
@@ -159,7 +161,9 @@ def make_requests(links, spider) -> list:
     the link's meta (depth, anchor text, parent page) and a Referer header."""
     from scrapy import Request
 
-    return [Request(url, callback=spider.parse, meta=meta, headers={"Referer": referer}) for url, meta, referer in links]
+    return [
+        Request(url, callback=spider.parse, meta=meta, headers={"Referer": referer}) for url, meta, referer in links
+    ]
 
 
 class ScaleRun:
@@ -201,7 +205,9 @@ class ScaleRun:
             learning_release_seconds, learn_seconds, rewarded = self._release(self.window, reward=True)
             refits = self._refits() - refits_before
             # A refit re-partitions the frontier; the next selection re-files every entry.
-            refit_seconds = (learning_release_seconds - release_seconds * rewarded / max(released, 1)) / refits if refits else None
+            refit_seconds = (
+                (learning_release_seconds - release_seconds * rewarded / max(released, 1)) / refits if refits else None
+            )
             checkpoints.append(
                 {
                     "queued": queued,
@@ -221,7 +227,11 @@ class ScaleRun:
         return {
             "strategy": self.strategy,
             "checkpoints": checkpoints,
-            "drain": {"released": drained, "from_queued": queued, "us_per_request": round(1e6 * drain_seconds / max(drained, 1), 2)},
+            "drain": {
+                "released": drained,
+                "from_queued": queued,
+                "us_per_request": round(1e6 * drain_seconds / max(drained, 1), 2),
+            },
             "enqueue_us_overall": round(1e6 * enqueue_seconds / max(enqueued, 1), 2),
             "rewarded_pages": self.rewarded,
         }
@@ -297,7 +307,9 @@ class ScaleRun:
         text = request.meta.get("link_text", "").lower()
         relevance = min(1.0, 0.25 * sum(word in text for word in TOPICAL) + 0.1 * random.random())
         self.state.domains.record_relevance(domain, relevance)
-        page_id = self.state.pages.add(self.state.domains.id_of(domain), relevance, request.meta.get("adaptive_parent", -1))
+        page_id = self.state.pages.add(
+            self.state.domains.id_of(domain), relevance, request.meta.get("adaptive_parent", -1)
+        )
         self.scheduler.frontier.observe(decision["features"], relevance, page_id, decision.get("leaf", -1))
         self.rewarded += 1
 
@@ -370,12 +382,21 @@ def component_split(strategy: str, n: int, domains: int, seed: int) -> dict:
 
     timed("Scrapy fingerprint (dupefilter)", fingerprint, make_requests(links, spider))
     previews = []
-    timed("link preview (URL parsed, query terms)", lambda r: previews.append(LinkPreview.of(r, state.terms, r.meta["link_text"])), requests)
+    timed(
+        "link preview (URL parsed, query terms)",
+        lambda r: previews.append(LinkPreview.of(r, state.terms, r.meta["link_text"])),
+        requests,
+    )
     timed("anchor_similarity", lambda p: state.scorer.score_term_ids(p.term_ids), previews)
     timed(
         "static_features",
         lambda p: static_vector(
-            depth=3, parent_score=0.5, anchor_similarity=0.5, path_segments=p.path_depth, has_query=p.has_query, round_discovered=3
+            depth=3,
+            parent_score=0.5,
+            anchor_similarity=0.5,
+            path_segments=p.path_depth,
+            has_query=p.has_query,
+            round_discovered=3,
         ),
         previews,
     )
@@ -425,8 +446,19 @@ def fit_log(points: list[tuple[int, float]]) -> dict:
 
 def run_in_child(args, strategy: str) -> dict:
     command = [
-        sys.executable, "-m", "benchmarks.frontier_scale", "--child", strategy, "--sizes", args.sizes,
-        "--window", str(args.window), "--domains", str(args.domains), "--seed", str(args.seed),
+        sys.executable,
+        "-m",
+        "benchmarks.frontier_scale",
+        "--child",
+        strategy,
+        "--sizes",
+        args.sizes,
+        "--window",
+        str(args.window),
+        "--domains",
+        str(args.domains),
+        "--seed",
+        str(args.seed),
     ]
     if args.breakdown:
         command.append("--breakdown")
@@ -498,7 +530,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--domains", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--breakdown", action="store_true",
+        "--breakdown",
+        action="store_true",
         help="also bytes per URL by component (tracemalloc, 50k URLs) and µs per URL of the parts of enqueue and release",
     )
     parser.add_argument("--json", help="write the results here")

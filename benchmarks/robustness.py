@@ -43,14 +43,30 @@ from adaptive_spider.demo.traps import TrapSite, serve, trap_of
 
 PROJECT = Path(__file__).resolve().parent.parent
 GUARDS_OFF = {
-    "ADAPTIVE_CANONICALIZE": "false", "ADAPTIVE_TRAP_MAX_PATH_DEPTH": "0", "ADAPTIVE_TRAP_MAX_SEGMENT_REPEATS": "0",
-    "ADAPTIVE_TRAP_CALENDAR_MAX_PAGES": "0", "ADAPTIVE_TRAP_QUERY_MAX_VARIANTS": "0",
+    "ADAPTIVE_CANONICALIZE": "false",
+    "ADAPTIVE_TRAP_MAX_PATH_DEPTH": "0",
+    "ADAPTIVE_TRAP_MAX_SEGMENT_REPEATS": "0",
+    "ADAPTIVE_TRAP_CALENDAR_MAX_PAGES": "0",
+    "ADAPTIVE_TRAP_QUERY_MAX_VARIANTS": "0",
 }
 
 
 def crawl_command(url: str, workdir: Path, settings: dict) -> list[str]:
-    command = [sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"query={QUERY}", "-a", f"start_urls={url}",
-               "-s", f"ADAPTIVE_REPORT_FILE={workdir / 'report.json'}", "-s", "LOG_LEVEL=WARNING"]
+    command = [
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        "focused",
+        "-a",
+        f"query={QUERY}",
+        "-a",
+        f"start_urls={url}",
+        "-s",
+        f"ADAPTIVE_REPORT_FILE={workdir / 'report.json'}",
+        "-s",
+        "LOG_LEVEL=WARNING",
+    ]
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
     return command
@@ -71,7 +87,12 @@ def traps(budget: int) -> None:
         site = TrapSite(hang_seconds=10)
         server, url = serve(site)
         with tempfile.TemporaryDirectory() as tmp:
-            settings = {"CLOSESPIDER_PAGECOUNT": budget, "DOWNLOAD_TIMEOUT": 1.5, "DOWNLOAD_MAXSIZE": 1 << 20, **settings}
+            settings = {
+                "CLOSESPIDER_PAGECOUNT": budget,
+                "DOWNLOAD_TIMEOUT": 1.5,
+                "DOWNLOAD_MAXSIZE": 1 << 20,
+                **settings,
+            }
             report = run_crawl(url, Path(tmp), settings)
         server.shutdown()
         counts = Counter(trap_of(path) for path in site.fetched_paths())
@@ -82,9 +103,11 @@ def traps(budget: int) -> None:
     for name in names:
         cells = [f"{counts[name]:>6} ({counts[name] / budget:6.1%})" for counts, *_ in rows.values()]
         print(f"{name:<20}" + "".join(f"{cell:>22}" for cell in cells))
-    for what, pick in (("honest pages fetched", lambda r: f"{r[1]} of {r[2]}"),
-                       ("finish reason", lambda r: r[3]["finish_reason"]),
-                       ("duplicates counted", lambda r: str(r[3]["documents"]["duplicates"]))):
+    for what, pick in (
+        ("honest pages fetched", lambda r: f"{r[1]} of {r[2]}"),
+        ("finish reason", lambda r: r[3]["finish_reason"]),
+        ("duplicates counted", lambda r: str(r[3]["documents"]["duplicates"])),
+    ):
         print(f"{what:<20}" + "".join(f"{pick(row):>22}" for row in rows.values()))
 
 
@@ -110,8 +133,9 @@ def resume(kills: int, seed: int) -> None:
         }
         for point in points:
             start = len(site.fetched_paths())
-            process = subprocess.Popen(crawl_command(url, workdir, settings), cwd=PROJECT,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            process = subprocess.Popen(
+                crawl_command(url, workdir, settings), cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
             while len(site.fetched_paths()) < point and process.poll() is None:
                 time.sleep(0.001)
             os.kill(process.pid, signal.SIGKILL)

@@ -15,16 +15,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import RankBM25Reference, latency_ms  # noqa: E402
-from datasets import cranfield  # noqa: E402
+from common import RankBM25Reference, latency_ms
+from datasets import cranfield
 
-from adaptive_spider.search import Analyzer, SearchIndex  # noqa: E402
-from adaptive_spider.search.evaluation import evaluate, trec_lines  # noqa: E402
+from adaptive_spider.search import Analyzer, SearchIndex
+from adaptive_spider.search.evaluation import evaluate, trec_lines
 
 
 def flipped(qrels):
-    return {qid: {doc: (5 - g if g > 0 else 0) for doc, g in grades.items()}
-            for qid, grades in qrels.items()}
+    return {qid: {doc: (5 - g if g > 0 else 0) for doc, g in grades.items()} for qid, grades in qrels.items()}
 
 
 def title_and_abstract(doc):
@@ -65,14 +64,20 @@ def main():
         figures = evaluate(run, qrels)
         flipped_ndcg = evaluate(run, flipped(qrels))["nDCG@10"]
         speed = latency_ms(top10, texts, rounds=3)
-        print(f"| {name} | {figures['MAP']:.3f} | {figures['P@10']:.3f} | "
-              f"{figures['nDCG@10']:.3f} | {flipped_ndcg:.3f} | {figures['R@100']:.3f} | "
-              f"{speed['p50']:.3f} / {speed['p95']:.3f} |", flush=True)
+        print(
+            f"| {name} | {figures['MAP']:.3f} | {figures['P@10']:.3f} | "
+            f"{figures['nDCG@10']:.3f} | {flipped_ndcg:.3f} | {figures['R@100']:.3f} | "
+            f"{speed['p50']:.3f} / {speed['p95']:.3f} |",
+            flush=True,
+        )
         if options.run_dir:
             Path(options.run_dir).mkdir(parents=True, exist_ok=True)
             tag = "".join(c if c.isalnum() else "_" for c in name)[:40]
-            lines = [line for qid, ids in run.items()
-                     for line in trec_lines(qid, ((d, 1000 - r) for r, d in enumerate(ids)), tag)]
+            lines = [
+                line
+                for qid, ids in run.items()
+                for line in trec_lines(qid, ((d, 1000 - r) for r, d in enumerate(ids)), tag)
+            ]
             (Path(options.run_dir) / f"{tag}.txt").write_text("\n".join(lines) + "\n")
 
 

@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import RankBM25Reference, latency_ms, timed  # noqa: E402
-from datasets import cranfield, scriburg  # noqa: E402
+from common import RankBM25Reference, latency_ms, timed
+from datasets import cranfield, scriburg
 
-from adaptive_spider.search import SearchIndex  # noqa: E402
+from adaptive_spider.search import SearchIndex
 
 
 def misspell(query: str, rng: random.Random) -> tuple[str, str]:
@@ -40,7 +40,7 @@ def misspell(query: str, rng: random.Random) -> tuple[str, str]:
     word = words[i]
     j = rng.randrange(1, len(word) - 1)
     wrong = rng.choice([c for c in "abcdefghijklmnopqrstuvwxyz" if c != word[j]])
-    words[i] = word[:j] + wrong + word[j + 1:]
+    words[i] = word[:j] + wrong + word[j + 1 :]
     return " ".join(words), words[i]
 
 
@@ -52,9 +52,10 @@ def synthesise(count: int, seed: int = 13) -> list[dict]:
     sentences = [s.strip() for d in cran_docs for s in re.split(r" \.\s", d["text"]) if len(s) > 20]
     sentences += [p.get("summary", "") for p in posts if p.get("summary")]
     rng = random.Random(seed)
-    return [{"id": f"s{n}", "title": rng.choice(titles),
-             "text": " . ".join(rng.choices(sentences, k=rng.randint(3, 8)))}
-            for n in range(count)]
+    return [
+        {"id": f"s{n}", "title": rng.choice(titles), "text": " . ".join(rng.choices(sentences, k=rng.randint(3, 8)))}
+        for n in range(count)
+    ]
 
 
 def cranfield_latency(reference: bool) -> None:
@@ -63,32 +64,33 @@ def cranfield_latency(reference: bool) -> None:
     rng = random.Random(3)
     misspelt = [misspell(text, rng)[0] for text in texts]
     with tempfile.TemporaryDirectory() as tmp:
-        index = SearchIndex.create(Path(tmp) / "cran", fields=["title", "text"],
-                                   field_weights={"title": 6})
+        index = SearchIndex.create(Path(tmp) / "cran", fields=["title", "text"], field_weights={"title": 6})
         index.add(documents)
         index.close()
         index, open_seconds = timed(SearchIndex.open, Path(tmp) / "cran")
         corrected = sum(bool(index.search(q).corrections) for q in misspelt)
-        print(f"Cranfield: opened in {open_seconds * 1000:.1f} ms; {corrected} of "
-              f"{len(misspelt)} misspelt queries were corrected\n")
+        print(
+            f"Cranfield: opened in {open_seconds * 1000:.1f} ms; {corrected} of "
+            f"{len(misspelt)} misspelt queries were corrected\n"
+        )
         rows = [
             ("ours, default configuration", lambda q: index.search(q, top=10), texts),
-            ("ours, default, one letter of one word replaced", lambda q: index.search(q, top=10),
-             misspelt),
-            ("ours, plain BM25 (feedback off)", lambda q: index.search(q, top=10, feedback=0),
-             texts),
+            ("ours, default, one letter of one word replaced", lambda q: index.search(q, top=10), misspelt),
+            ("ours, plain BM25 (feedback off)", lambda q: index.search(q, top=10, feedback=0), texts),
         ]
         if reference:
             model = RankBM25Reference(documents, lambda d: d["title"] + " " + d["text"])
-            rows.append(("rank-bm25 Okapi (get_scores + sort)",
-                         lambda q: model.search(q, top=10), texts))
+            rows.append(("rank-bm25 Okapi (get_scores + sort)", lambda q: model.search(q, top=10), texts))
         print("| system | p50 ms | p95 ms | mean ms | p95 of all samples |")
         print("|---|---|---|---|---|")
         baseline = None
         for name, run, which in rows:
             figures = latency_ms(run, which, rounds=5)
-            print(f"| {name} | {figures['p50']:.3f} | {figures['p95']:.3f} | "
-                  f"{figures['mean']:.3f} | {figures['raw_p95']:.3f} |", flush=True)
+            print(
+                f"| {name} | {figures['p50']:.3f} | {figures['p95']:.3f} | "
+                f"{figures['mean']:.3f} | {figures['raw_p95']:.3f} |",
+                flush=True,
+            )
             baseline = baseline or figures
         if reference:
             print(f"\nrank-bm25 mean / ours mean: {figures['mean'] / baseline['mean']:.0f}x")
@@ -97,8 +99,7 @@ def cranfield_latency(reference: bool) -> None:
 def bulk_indexing(count: int, reference: bool) -> None:
     documents, synth_seconds = timed(synthesise, count)
     words = sum(len(d["title"].split()) + len(d["text"].split()) for d in documents)
-    print(f"\n{count} synthetic documents ({words / count:.0f} words each on average), "
-          f"made in {synth_seconds:.1f} s\n")
+    print(f"\n{count} synthetic documents ({words / count:.0f} words each on average), made in {synth_seconds:.1f} s\n")
     _, queries, _ = cranfield()
     texts = [text for _, text in queries]
     with tempfile.TemporaryDirectory() as tmp:
@@ -121,16 +122,18 @@ def bulk_indexing(count: int, reference: bool) -> None:
         figures = latency_ms(lambda q: index.search(q, top=10), texts, rounds=3)
         plain = latency_ms(lambda q: index.search(q, top=10, feedback=0), texts, rounds=3)
         if reference:
-            model, ref_seconds = timed(RankBM25Reference, documents,
-                                       lambda d: d["title"] + " " + d["text"])
+            model, ref_seconds = timed(RankBM25Reference, documents, lambda d: d["title"] + " " + d["text"])
             print(f"| rank-bm25: tokenise and build BM25Okapi (in memory only) | {ref_seconds:.1f} |")
-        print(f"\nqueries on {count} documents (Cranfield queries), default configuration: "
-              f"p50 {figures['p50']:.2f} ms, p95 {figures['p95']:.2f} ms; "
-              f"feedback off: p50 {plain['p50']:.2f} ms, p95 {plain['p95']:.2f} ms")
+        print(
+            f"\nqueries on {count} documents (Cranfield queries), default configuration: "
+            f"p50 {figures['p50']:.2f} ms, p95 {figures['p95']:.2f} ms; "
+            f"feedback off: p50 {plain['p50']:.2f} ms, p95 {plain['p95']:.2f} ms"
+        )
         if reference:
             ref = latency_ms(lambda q: model.search(q, top=10), texts[:40], rounds=1)
-            print(f"rank-bm25 on the same documents: p50 {ref['p50']:.1f} ms, "
-                  f"p95 {ref['p95']:.1f} ms (first 40 queries)")
+            print(
+                f"rank-bm25 on the same documents: p50 {ref['p50']:.1f} ms, p95 {ref['p95']:.1f} ms (first 40 queries)"
+            )
 
 
 def main():

@@ -17,11 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import RankBM25Reference  # noqa: E402
-from datasets import scriburg  # noqa: E402
+from common import RankBM25Reference
+from datasets import scriburg
 
-from adaptive_spider.search import Analyzer, SearchIndex  # noqa: E402
-from adaptive_spider.search.evaluation import average_precision, precision_at, r_precision  # noqa: E402
+from adaptive_spider.search import Analyzer, SearchIndex
+from adaptive_spider.search.evaluation import average_precision, precision_at, r_precision
 
 THESIS = [
     ("thesis: defaults b=.75, k=1.75", ".73", ".72", ".87"),
@@ -48,8 +48,11 @@ def scores(run, qrels):
     for qid, grades in qrels.items():
         relevant = set(grades)
         ranked = run[qid]
-        per_query[qid] = (precision_at(ranked, relevant, 5), r_precision(ranked, relevant),
-                          average_precision(ranked, relevant))
+        per_query[qid] = (
+            precision_at(ranked, relevant, 5),
+            r_precision(ranked, relevant),
+            average_precision(ranked, relevant),
+        )
     means = [sum(values[i] for values in per_query.values()) / len(per_query) for i in range(3)]
     return means, per_query
 
@@ -70,10 +73,14 @@ def main():
         ("ours, plain BM25 (feedback off)", ours(feedback=0)),
         ("ours, b=.75, k=1.75 (thesis defaults), feedback off", ours(k=1.75, b=0.75, feedback=0)),
         ("ours, b=.1, k=.81 (thesis tuned), feedback off", ours(k=0.81, b=0.1, feedback=0)),
-        ("ours, stop words how,to,by,with,in,not,does only, feedback off",
-         ours(Analyzer(stop_words="how,to,by,with,in,not,does"), feedback=0)),
-        ("ours, no stop words, small-word threshold 0, feedback off",
-         ours(Analyzer(stop_words="none", min_length=0), feedback=0)),
+        (
+            "ours, stop words how,to,by,with,in,not,does only, feedback off",
+            ours(Analyzer(stop_words="how,to,by,with,in,not,does"), feedback=0),
+        ),
+        (
+            "ours, no stop words, small-word threshold 0, feedback off",
+            ours(Analyzer(stop_words="none", min_length=0), feedback=0),
+        ),
         ("ours, default + formula votes/10", ours(formula="votes / 10")),
         ("ours, default + formula log(votes + 1)", ours(formula="log(votes + 1)")),
     ]
@@ -82,16 +89,14 @@ def main():
     print("| | *as ranked* | | | *copies collapsed* | | |")
     for name, mp5, mpr, map_ in THESIS:
         print(f"| {name} | {mp5} | {mpr} | {map_} | | | |")
-    rows = [("rank-bm25 Okapi, plain tokens (k1 1.5, b .75)",
-             lambda text: reference.search(text, top=1000))]
+    rows = [("rank-bm25 Okapi, plain tokens (k1 1.5, b .75)", lambda text: reference.search(text, top=1000))]
     rows += [(name, lambda text, run=run: [h.id for h in run(text).hits]) for name, run in systems]
     for name, search in rows:
         run = {qid: search(text) for qid, text in queries}
         (a, b, c), _ = scores(run, qrels)
         collapsed = {qid: collapse_copies(ranked, text_of) for qid, ranked in run.items()}
         (d, e, f), _ = scores(collapsed, qrels)
-        print(f"| {name} | {a:.2f} | {b:.2f} | {c:.2f} | {d:.2f} | {e:.2f} | {f:.2f} |",
-              flush=True)
+        print(f"| {name} | {a:.2f} | {b:.2f} | {c:.2f} | {d:.2f} | {e:.2f} | {f:.2f} |", flush=True)
 
     print("\nPer query, default configuration (as ranked):\n")
     print("| query | corrections | P@5 | R-prec | AP |\n|---|---|---|---|---|")

@@ -72,8 +72,21 @@ def shop(books: dict[int, bytes]) -> localsite.Answer:
 def crawl(project: Path, url: str, out: Path) -> dict:
     report = out.with_suffix(".report.json")
     command = [
-        sys.executable, "-m", "scrapy", "crawl", "template", "-a", f"template={PROJECT / 'docs/examples/books.yaml'}",
-        "-a", f"start_urls={url}", "-O", str(out), "-s", "LOG_LEVEL=INFO", "-s", f"ADAPTIVE_REPORT_FILE={report}",
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        "template",
+        "-a",
+        f"template={PROJECT / 'docs/examples/books.yaml'}",
+        "-a",
+        f"start_urls={url}",
+        "-O",
+        str(out),
+        "-s",
+        "LOG_LEVEL=INFO",
+        "-s",
+        f"ADAPTIVE_REPORT_FILE={report}",
     ]
     env = {**os.environ, "PYTHONPATH": str(project)}
     done = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=600, check=False)

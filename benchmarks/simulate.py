@@ -109,7 +109,9 @@ def simulated_crawl(web, topic: dict, settings_dict: dict, budget: int, concurre
             continue
         run.fetched.append(request.url)
         response_cls = HtmlResponse if answer.is_html else Response
-        response = response_cls(request.url, status=answer.status, headers=answer.headers, body=answer.body, request=request)
+        response = response_cls(
+            request.url, status=answer.status, headers=answer.headers, body=answer.body, request=request
+        )
         domains.process_response(request, response)
         if answer.status >= 400:
             continue
@@ -151,12 +153,21 @@ def main(argv=None) -> int:
         for strategy in strategies:
             per_seed = []
             for seed in args.seeds.split(","):
-                run = simulated_crawl(web, topic, {"ADAPTIVE_STRATEGY": strategy, "ADAPTIVE_SEED": seed, **extra}, args.budget, args.concurrency)
+                run = simulated_crawl(
+                    web,
+                    topic,
+                    {"ADAPTIVE_STRATEGY": strategy, "ADAPTIVE_SEED": seed, **extra},
+                    args.budget,
+                    args.concurrency,
+                )
                 per_seed.append(run.metrics(relevant, args.budget))
             metrics = {key: _mean([m[key] for m in per_seed]) for key in per_seed[0]}
             metrics["budget"] = args.budget
             results.setdefault(topic["id"], {})[strategy] = metrics
-            print(f"{topic['id']:<20} {strategy:<11} N50 {metrics['N50']} N90 {metrics['N90']} R@1000 {metrics['R@1000']}", flush=True)
+            print(
+                f"{topic['id']:<20} {strategy:<11} N50 {metrics['N50']} N90 {metrics['N90']} R@1000 {metrics['R@1000']}",
+                flush=True,
+            )
     print(summarize(results, strategies))
     return 0
 

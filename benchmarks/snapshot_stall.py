@@ -34,9 +34,7 @@ TARGET_STALL_MS = 100.0
 
 def build_scheduler(jobdir: str, strategy: str, seed: int):
     """The frontier benchmark's scheduler, with JOBDIR and the journal; snapshots only when asked."""
-    return frontier_scale.build_scheduler(
-        strategy, seed, {"JOBDIR": jobdir, "ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS": 3600}
-    )
+    return frontier_scale.build_scheduler(strategy, seed, {"JOBDIR": jobdir, "ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS": 3600})
 
 
 class Grower:
@@ -124,7 +122,9 @@ def measure(size: int, strategy: str, seed: int, snapshot: bool = True) -> dict:
                 "max_stall_while_persisting_ms": round(1000 * max(window), 1) if window else None,
                 "p99_stall_ms": round(1000 * sorted(lateness)[int(0.99 * (len(lateness) - 1))], 1),
                 "next_request_ms": round(phase["next_request_ms"] or 0.0, 1),
-                "snapshot_complete_s": round((phase["done_at"] or time.perf_counter()) - (phase["triggered"] or 0.0), 2),
+                "snapshot_complete_s": round(
+                    (phase["done_at"] or time.perf_counter()) - (phase["triggered"] or 0.0), 2
+                ),
                 "probes": len(lateness),
             }
         )
@@ -157,9 +157,19 @@ def main(argv: list[str] | None = None) -> int:
         # One process per size: a reactor runs once per process.
         runs = []
         for mode in ("snapshot", "control"):
-            command = [sys.executable, "-m", "benchmarks.snapshot_stall", "--child", str(size), "--strategy", args.strategy]
+            command = [
+                sys.executable,
+                "-m",
+                "benchmarks.snapshot_stall",
+                "--child",
+                str(size),
+                "--strategy",
+                args.strategy,
+            ]
             command += ["--mode", mode]
-            done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=Path(__file__).resolve().parent.parent)
+            done = subprocess.run(
+                command, capture_output=True, text=True, check=False, cwd=Path(__file__).resolve().parent.parent
+            )
             if done.returncode != 0:
                 print(done.stderr[-3000:])
                 return 1

@@ -121,7 +121,9 @@ def rows(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.stop_replay", description=__doc__.split("\n\n")[0])
-    parser.add_argument("run", help="a harness output folder written with --traces, its crawls run with the self-stop off")
+    parser.add_argument(
+        "run", help="a harness output folder written with --traces, its crawls run with the self-stop off"
+    )
     parser.add_argument(
         "--rule", action="append", type=_rule, metavar="K:WINDOW",
         help="stop once the K best page scores have not changed for WINDOW pages (repeatable; default 5:50, 10:200)",

@@ -35,28 +35,59 @@ PYTHON_DOCS = "http://docs.python.test/3/index.html"
 QUERY_SETS = {
     # The targets: five question-shaped queries on the Python 3.11 docs, started at its index.
     "python": [
-        {"id": "asyncio", "query": "asyncio event loop tasks coroutines", "start_url": PYTHON_DOCS,
-         "answer": r"/library/asyncio[^/]*\.html$"},
+        {
+            "id": "asyncio",
+            "query": "asyncio event loop tasks coroutines",
+            "start_url": PYTHON_DOCS,
+            "answer": r"/library/asyncio[^/]*\.html$",
+        },
         {"id": "json", "query": "json encoding decoding", "start_url": PYTHON_DOCS, "answer": r"/library/json\.html$"},
-        {"id": "sqlite", "query": "sqlite database cursor queries", "start_url": PYTHON_DOCS,
-         "answer": r"/library/sqlite3\.html$"},
-        {"id": "regex", "query": "regular expression syntax", "start_url": PYTHON_DOCS,
-         "answer": r"/(library/re|howto/regex)\.html$"},
-        {"id": "subprocess", "query": "subprocess child process pipes", "start_url": PYTHON_DOCS,
-         "answer": r"/library/subprocess\.html$"},
+        {
+            "id": "sqlite",
+            "query": "sqlite database cursor queries",
+            "start_url": PYTHON_DOCS,
+            "answer": r"/library/sqlite3\.html$",
+        },
+        {
+            "id": "regex",
+            "query": "regular expression syntax",
+            "start_url": PYTHON_DOCS,
+            "answer": r"/(library/re|howto/regex)\.html$",
+        },
+        {
+            "id": "subprocess",
+            "query": "subprocess child process pipes",
+            "start_url": PYTHON_DOCS,
+            "answer": r"/library/subprocess\.html$",
+        },
     ],
     # Other sites and queries: a check that the method was not fitted to the five.
     "dev": [
-        {"id": "pg-index", "query": "create index btree", "start_url": "http://www.postgresql.test/docs/15/index.html",
-         "answer": r"/(sql-createindex|indexes-types|btree)[^/]*\.html$"},
-        {"id": "django-validation", "query": "model field validation",
-         "start_url": "http://docs.djangoproject.test/en/3.2/index.html",
-         "answer": r"/ref/(validators|models/instances|forms/validation)\.html$"},
-        {"id": "sklearn-forest", "query": "random forest classifier", "start_url": "http://scikit-learn.test/stable/index.html",
-         "answer": r"(RandomForestClassifier\.html|/modules/ensemble\.html)$"},
+        {
+            "id": "pg-index",
+            "query": "create index btree",
+            "start_url": "http://www.postgresql.test/docs/15/index.html",
+            "answer": r"/(sql-createindex|indexes-types|btree)[^/]*\.html$",
+        },
+        {
+            "id": "django-validation",
+            "query": "model field validation",
+            "start_url": "http://docs.djangoproject.test/en/3.2/index.html",
+            "answer": r"/ref/(validators|models/instances|forms/validation)\.html$",
+        },
+        {
+            "id": "sklearn-forest",
+            "query": "random forest classifier",
+            "start_url": "http://scikit-learn.test/stable/index.html",
+            "answer": r"(RandomForestClassifier\.html|/modules/ensemble\.html)$",
+        },
         {"id": "csv", "query": "csv file reading writing", "start_url": PYTHON_DOCS, "answer": r"/library/csv\.html$"},
-        {"id": "git-rebase", "query": "rebase branch onto upstream", "start_url": "http://git-scm.test/docs/index.html",
-         "answer": r"/git-rebase\.html$"},
+        {
+            "id": "git-rebase",
+            "query": "rebase branch onto upstream",
+            "start_url": "http://git-scm.test/docs/index.html",
+            "answer": r"/git-rebase\.html$",
+        },
     ],
 }
 
@@ -64,7 +95,11 @@ QUERY_SETS = {
 #: Settings for self-stopping crawls (docs/sufficiency.md): few requests in flight and a
 #: small scraper backlog, so that the frontier and the stop decide on fresh knowledge and
 #: few pages are fetched after the decision (Scrapy finishes what is in progress).
-SELF_STOP_SETTINGS = {"CONCURRENT_REQUESTS": 4, "CONCURRENT_REQUESTS_PER_DOMAIN": 4, "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 200_000}
+SELF_STOP_SETTINGS = {
+    "CONCURRENT_REQUESTS": 4,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 4,
+    "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 200_000,
+}
 CONFIGS = {"default": {}, "self-stop": SELF_STOP_SETTINGS}
 
 
@@ -94,7 +129,11 @@ class OfflineWeb:
         env = {**os.environ, "PYTHONPATH": str(PROJECT)}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.webbench.server", "--port", "0", "--verbose"],
-            cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=PROJECT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         line = self.process.stdout.readline()
         if "http_proxy=" not in line:
@@ -127,7 +166,8 @@ def crawl_settings(budget: int, extra: dict):
     settings = Settings()
     settings.setmodule("settings_profiles.default", priority="project")
     settings.update(
-        {"LOG_LEVEL": "WARNING", "CLOSESPIDER_PAGECOUNT": budget, "HTTPPROXY_ENABLED": True, **extra}, priority="cmdline"
+        {"LOG_LEVEL": "WARNING", "CLOSESPIDER_PAGECOUNT": budget, "HTTPPROXY_ENABLED": True, **extra},
+        priority="cmdline",
     )
     return settings
 
@@ -163,8 +203,16 @@ async def run_ours(spec: dict, budget: int, extra: dict, web: OfflineWeb, label:
 def run_peer(spec: dict, python: str, web: OfflineWeb, max_pages: int | None) -> Run:
     label = "crawl4ai" + (f" max_pages={max_pages}" if max_pages else "")
     run = Run(label, spec["id"])
-    command = [python, str(PROJECT / "benchmarks" / "crawl4ai_runner.py"), "--proxy", web.url,
-               "--start-url", spec["start_url"], "--query", spec["query"]]
+    command = [
+        python,
+        str(PROJECT / "benchmarks" / "crawl4ai_runner.py"),
+        "--proxy",
+        web.url,
+        "--start-url",
+        spec["start_url"],
+        "--query",
+        spec["query"],
+    ]
     if max_pages:
         command += ["--max-pages", str(max_pages)]
     before = web.requests
@@ -187,11 +235,13 @@ def run_peer(spec: dict, python: str, web: OfflineWeb, max_pages: int | None) ->
 
 # -- report ----------------------------------------------------------------------------------------
 def table(runs: list[Run]) -> str:
-    lines = [f"{'query':<18} {'crawler':<26} {'pages':>5} {'seconds':>7} {'answer@':>7} {'requests':>8} {'IS/conf':>7}  stop"]
+    lines = [
+        f"{'query':<18} {'crawler':<26} {'pages':>5} {'seconds':>7} {'answer@':>7} {'requests':>8} {'IS/conf':>7}  stop"
+    ]
     for run in runs:
         lines.append(
             f"{run.query_id:<18} {run.crawler:<26} {run.pages:>5} {run.seconds:>7.2f} "
-            f"{str(run.answer_at or '-'):>7} {run.requests:>8} "
+            f"{run.answer_at or '-'!s:>7} {run.requests:>8} "
             f"{'' if run.sufficiency is None else f'{run.sufficiency:.2f}':>7}  {run.stop_reason}"
         )
     return "\n".join(lines)
@@ -202,7 +252,9 @@ def summary(runs: list[Run], budget_reasons=("closespider_pagecount", "max_pages
     for crawler in dict.fromkeys(run.crawler for run in runs):
         mine = [run for run in runs if run.crawler == crawler]
         answered = sum(run.answered for run in mine)
-        by_itself = sum(run.stop_reason not in budget_reasons and not run.stop_reason.startswith("error") for run in mine)
+        by_itself = sum(
+            run.stop_reason not in budget_reasons and not run.stop_reason.startswith("error") for run in mine
+        )
         lines.append(
             f"{crawler:<26} answer fetched {answered}/{len(mine)}, closed by itself {by_itself}/{len(mine)}, "
             f"median pages {statistics.median(r.pages for r in mine):g}, "
@@ -214,17 +266,30 @@ def summary(runs: list[Run], budget_reasons=("closespider_pagecount", "max_pages
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--queries", default="python", help="python, dev, or a JSON file of {id, query, start_url, answer}")
+    parser.add_argument(
+        "--queries", default="python", help="python, dev, or a JSON file of {id, query, start_url, answer}"
+    )
     parser.add_argument("--budget", type=int, default=200, help="page budget (CLOSESPIDER_PAGECOUNT)")
     parser.add_argument("--runs", type=int, default=1, help="our crawls per query and configuration")
     parser.add_argument("--peer-runs", type=int, default=1, help="peer crawls per query (it is deterministic)")
-    parser.add_argument("--configs", default="default,self-stop",
-                        help="our settings to run: default (the default profile), self-stop (SELF_STOP_SETTINGS)")
+    parser.add_argument(
+        "--configs",
+        default="default,self-stop",
+        help="our settings to run: default (the default profile), self-stop (SELF_STOP_SETTINGS)",
+    )
     parser.add_argument("--set", action="append", default=[], help="extra Scrapy setting NAME=VALUE for our crawls")
-    parser.add_argument("--peer-python", default="/work/venvs/crawl4ai/bin/python",
-                        help="python of a virtualenv with crawl4ai==0.9.5 ('' to skip the peer)")
-    parser.add_argument("--peer-max-pages", type=int, action="append", default=[],
-                        help="also run the peer with this max_pages (repeatable)")
+    parser.add_argument(
+        "--peer-python",
+        default="/work/venvs/crawl4ai/bin/python",
+        help="python of a virtualenv with crawl4ai==0.9.5 ('' to skip the peer)",
+    )
+    parser.add_argument(
+        "--peer-max-pages",
+        type=int,
+        action="append",
+        default=[],
+        help="also run the peer with this max_pages (repeatable)",
+    )
     parser.add_argument("--out", help="write every run as JSON here")
     args = parser.parse_args(argv)
 

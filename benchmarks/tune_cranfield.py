@@ -19,25 +19,25 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from datasets import cranfield  # noqa: E402
+from datasets import cranfield
 
-from adaptive_spider.search import Analyzer, SearchIndex  # noqa: E402
-from adaptive_spider.search.evaluation import evaluate  # noqa: E402
+from adaptive_spider.search import Analyzer, SearchIndex
+from adaptive_spider.search.evaluation import evaluate
 
 
 def build(documents, stop_words="english", min_length=1, stemmer="english", title=3.0):
     analyzer = Analyzer(stop_words=stop_words, min_length=min_length, stemmer=stemmer)
-    index = SearchIndex(fields=["title", "text"], field_weights={"title": title},
-                        analyzer=analyzer)
+    index = SearchIndex(fields=["title", "text"], field_weights={"title": title}, analyzer=analyzer)
     index.add(documents)
     return index.prepare()
 
 
 def measure(index, queries, qrels, k, b, feedback=0, terms=20, weight=0.5):
     index.feedback_terms, index.feedback_weight = terms, weight
-    run = {qid: [h.id for h in index.search(text, top=1000, k=k, b=b, feedback=feedback,
-                                            with_fields=False).hits]
-           for qid, text in queries}
+    run = {
+        qid: [h.id for h in index.search(text, top=1000, k=k, b=b, feedback=feedback, with_fields=False).hits]
+        for qid, text in queries
+    }
     return evaluate(run, qrels)
 
 
@@ -62,7 +62,8 @@ def main():
     print("|---|---|---|---|---|---|")
     stage1 = []
     for stops, min_length, stemmer in itertools.product(
-            ["english", "short", "none"], [0, 1, 2], ["english", "porter", None]):
+        ["english", "short", "none"], [0, 1, 2], ["english", "porter", None]
+    ):
         results = []
         for title in (1.0, 3.0):
             index = build(documents, stops, min_length, stemmer, title)
@@ -71,8 +72,7 @@ def main():
                 results.append((figures["MAP"], figures, title, k))
         best = max(results, key=lambda r: r[0])
         stage1.append((best[0], stops, min_length, stemmer))
-        print(f"| {stops} | {min_length} | {stemmer} | {row(best[1])} | {best[2]}, {best[3]} |",
-              flush=True)
+        print(f"| {stops} | {min_length} | {stemmer} | {row(best[1])} | {best[2]}, {best[3]} |", flush=True)
     _, stops, min_length, stemmer = max(stage1)
     print(f"\nchosen analyzer: stop words {stops}, min length {min_length}, stemmer {stemmer}\n")
 
@@ -118,8 +118,10 @@ def main():
         (f"... + feedback, k={k_fb} b={b_fb}", index, k_fb, b_fb, docs, terms, weight),
     ]
     for name, config_index, k1, b1, d1, t1, w1 in configs:
-        cells = [row(measure(config_index, qs, rs, k1, b1, d1, t1, w1))
-                 for qs, rs in ((tune_q, tune_r), (held_q, held_r), (queries, qrels))]
+        cells = [
+            row(measure(config_index, qs, rs, k1, b1, d1, t1, w1))
+            for qs, rs in ((tune_q, tune_r), (held_q, held_r), (queries, qrels))
+        ]
         print(f"| {name} | {' | '.join(cells)} |", flush=True)
 
 

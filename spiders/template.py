@@ -37,9 +37,7 @@ class TemplateSpider(scrapy.Spider):
         super().__init__(*args, **kwargs)
         self.template, self.start_urls = self._checked(template, start_urls)
         self.query = query
-        self.allowed_domains = split_arg(allowed_domains) or sorted(
-            {urlparse(url).hostname for url in self.start_urls}
-        )
+        self.allowed_domains = split_arg(allowed_domains) or sorted({urlparse(url).hostname for url in self.start_urls})
 
     @classmethod
     def check_arguments(cls, settings, template=None, start_urls=None, **kwargs) -> None:

@@ -128,10 +128,29 @@ def trap_crawl(tmp_path_factory):
     site = TrapSite(hang_seconds=10)
     server, url = serve_traps(site)
     command = [
-        sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"query={QUERY}", "-a", f"start_urls={url}",
-        "-O", str(tmp / "items.jsonl"), "-s", f"CLOSESPIDER_PAGECOUNT={TRAP_BUDGET}", "-s", "DOWNLOAD_TIMEOUT=1.5",
-        "-s", f"DOWNLOAD_MAXSIZE={1024 * 1024}", "-s", f"ADAPTIVE_REPORT_FILE={tmp / 'report.json'}",
-        "-s", "LOG_LEVEL=INFO", "-s", "ADAPTIVE_SELF_STOP=False",
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        "focused",
+        "-a",
+        f"query={QUERY}",
+        "-a",
+        f"start_urls={url}",
+        "-O",
+        str(tmp / "items.jsonl"),
+        "-s",
+        f"CLOSESPIDER_PAGECOUNT={TRAP_BUDGET}",
+        "-s",
+        "DOWNLOAD_TIMEOUT=1.5",
+        "-s",
+        f"DOWNLOAD_MAXSIZE={1024 * 1024}",
+        "-s",
+        f"ADAPTIVE_REPORT_FILE={tmp / 'report.json'}",
+        "-s",
+        "LOG_LEVEL=INFO",
+        "-s",
+        "ADAPTIVE_SELF_STOP=False",
     ]
     try:
         done = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=120)

@@ -34,8 +34,9 @@ ROWS = table_rows()
 
 
 def run_scrapy(arguments: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scrapy", *arguments], cwd=PROJECT,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", *arguments], cwd=PROJECT, capture_output=True, text=True, timeout=60
+    )
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +48,15 @@ def outcomes() -> dict[str, subprocess.CompletedProcess]:
 
 def test_the_table_covers_what_the_issue_asks():
     names = " ".join(name.lower() for name, _, _ in ROWS)
-    for kind in ("unknown strategy", "out of range", "negative", "domain weight", "empty query",
-                 "invalid start url", "missing template file"):
+    for kind in (
+        "unknown strategy",
+        "out of range",
+        "negative",
+        "domain weight",
+        "empty query",
+        "invalid start url",
+        "missing template file",
+    ):
         assert kind in names, kind
     assert len(ROWS) >= 25
 

@@ -75,7 +75,9 @@ WIDGETS_PAGE = b"<html><head><title>Widgets</title></head><body><h1>Widgets</h1>
 
 @pytest.fixture
 def placeholder_site():
-    server, url = localsite.serve(lambda host, path: (200, WIDGETS_PAGE if path == "/widgets.html" else PLACEHOLDER_PAGE))
+    server, url = localsite.serve(
+        lambda host, path: (200, WIDGETS_PAGE if path == "/widgets.html" else PLACEHOLDER_PAGE)
+    )
     yield url
     server.shutdown()
     server.server_close()
@@ -101,7 +103,9 @@ def local_page(n: int) -> bytes:
     links = "".join(f'<a href="/local-{m}.html">widgets {m}</a> ' for m in range(n + 1, min(n + 6, LOCAL_PAGES)))
     if n == 3:
         links += "".join(f'<a href="http://localhost:1/widgets-{i}.html">widgets {i}</a> ' for i in range(8))
-    return f"<html><head><title>Widgets {n}</title></head><body><h1>Widgets {n}</h1><p>{links}</p></body></html>".encode()
+    return (
+        f"<html><head><title>Widgets {n}</title></head><body><h1>Widgets {n}</h1><p>{links}</p></body></html>".encode()
+    )
 
 
 @pytest.fixture
@@ -136,7 +140,9 @@ def local_site_crawled(result, url: str) -> bool:
 async def test_a_host_whose_robots_txt_refuses_connections_gets_no_page_request(down_host_site):
     # The default profile retries once: robots.txt is refused twice, and the host's page
     # requests, released while it was fetched, are not sent.
-    result = await run_crawl(FocusedSpider, project_settings(ROBOTSTXT_OBEY=True), query="widgets", start_urls=down_host_site)
+    result = await run_crawl(
+        FocusedSpider, project_settings(ROBOTSTXT_OBEY=True), query="widgets", start_urls=down_host_site
+    )
     stats = result.stats
     downloads_refused, robots_refused = refusals(stats)
     assert robots_refused == 1 and downloads_refused == 2  # robots.txt and its retry

@@ -42,7 +42,10 @@ def test_bad_value_names_the_setting(settings, named):
 
 def test_mappings_accept_pairs_json_and_dicts():
     for raw in ("a.com=2,b.org=0.5", '{"a.com": 2, "b.org": 0.5}', {"A.com": 2, "b.org": "0.5"}):
-        assert AdaptiveConfig.from_settings({"ADAPTIVE_DOMAIN_WEIGHTS": raw}).domain_weights == {"a.com": 2.0, "b.org": 0.5}
+        assert AdaptiveConfig.from_settings({"ADAPTIVE_DOMAIN_WEIGHTS": raw}).domain_weights == {
+            "a.com": 2.0,
+            "b.org": 0.5,
+        }
 
 
 def test_keywords_accept_comma_separated_string():

@@ -13,11 +13,11 @@ links to other languages and of every link of a copy (``ADAPTIVE_COPY_WEIGHT``).
 from __future__ import annotations
 
 import pytest
+import scrapy
 from scrapy import Request
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
-import scrapy
 from adaptive_spider.crawl.state import CrawlState
 from adaptive_spider.frontier.linkevidence import link_evidence
 from adaptive_spider.relevance.links import PageLinks, language_tag
@@ -121,7 +121,10 @@ async def test_a_crawl_takes_its_languages_pages_before_translations_and_copies(
     assert max(english) < min(others), order
     # The crawl to the site's end took the copies last; the report says what they were.
     assert stats["adaptive/language"] == "en"
-    copies = stats["adaptive/report/relevance/copies/same_text"], stats["adaptive/report/relevance/copies/other_language"]
+    copies = (
+        stats["adaptive/report/relevance/copies/same_text"],
+        stats["adaptive/report/relevance/copies/other_language"],
+    )
     untranslated = sum(len(TOPIC_PAGES) + len(OTHER_PAGES) - len(TRANSLATED[language]) for language in ("de", "ja"))
     assert len(order) == len(LANGUAGES) * len(english)  # the whole site
     # The start page fetched again (its "Index" links) is a copy of its text too.

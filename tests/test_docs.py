@@ -8,7 +8,9 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def test_settings_table_is_current():
-    assert (DOCS / "settings.md").read_text() == markdown(), "run: python -m adaptive_spider.settings.docs > docs/settings.md"
+    assert (DOCS / "settings.md").read_text() == markdown(), (
+        "run: python -m adaptive_spider.settings.docs > docs/settings.md"
+    )
 
 
 def test_every_setting_says_what_it_does():

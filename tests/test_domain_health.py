@@ -181,8 +181,11 @@ def _two_slow_hosts(host: str, path: str) -> tuple[int, bytes]:
     if host == "hub.test":
         return 200, _page(
             "Hub",
-            [("http://slow.test/", "blue widget archive"), ("http://slower.test/", "blue widget archive")]
-            + [("http://shop.test/", "shop")],
+            [
+                ("http://slow.test/", "blue widget archive"),
+                ("http://slower.test/", "blue widget archive"),
+                ("http://shop.test/", "shop"),
+            ],
         )
     return _answer(host, path)
 

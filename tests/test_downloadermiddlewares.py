@@ -34,7 +34,8 @@ def test_pages_errors_and_dns_failures_are_recorded():
 
 
 @pytest.mark.parametrize(
-    "status, host_failure", [(200, False), (301, False), (403, False), (404, False), (410, False), (429, True), (500, True), (503, True)]
+    "status, host_failure",
+    [(200, False), (301, False), (403, False), (404, False), (410, False), (429, True), (500, True), (503, True)],
 )
 def test_only_transport_statuses_count_against_a_host(status, host_failure):
     mw, domains = middleware()

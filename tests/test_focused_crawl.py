@@ -43,7 +43,18 @@ async def test_page_items_carry_every_field(demo_site):
     result = await run_crawl(FocusedSpider, settings, query=QUERY, start_urls=url)
     assert len(result.items) >= 190
     item = next(i for i in result.items if i["depth"] >= 1)
-    assert set(item.keys()) == {"url", "title", "headings", "text", "depth", "status", "relevance", "sha1", "fetched_at", "referer"}
+    assert set(item.keys()) == {
+        "url",
+        "title",
+        "headings",
+        "text",
+        "depth",
+        "status",
+        "relevance",
+        "sha1",
+        "fetched_at",
+        "referer",
+    }
     assert item["status"] == 200 and 0.0 <= item["relevance"] <= 1.0 and len(item["sha1"]) == 40
     assert item["referer"].startswith(url)
     relevant = relevant_urls(site, url)
@@ -90,7 +101,9 @@ async def test_odd_pages_never_stop_the_crawl(odd_site):
 
 
 def run_scrapy(*args, timeout=60):
-    return subprocess.run([sys.executable, "-m", "scrapy", *args], cwd=PROJECT, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", *args], cwd=PROJECT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.mark.parametrize(
@@ -100,8 +113,14 @@ def run_scrapy(*args, timeout=60):
         (["-a", "query=  ", "-a", "start_urls=http://127.0.0.1:9/"], "query: missing"),
         (["-a", "query=x"], "start_urls: missing"),
         (["-a", "query=x", "-a", "start_urls=not-a-url"], "start_urls: not an absolute"),
-        (["-a", "query=x", "-a", "start_urls=http://127.0.0.1:9/", "-s", "ADAPTIVE_STRATEGY=magic"], "ADAPTIVE_STRATEGY: unknown"),
-        (["-a", "query=x", "-a", "start_urls=http://127.0.0.1:9/", "-s", "ADAPTIVE_PAGES_PER_ROUND=-3"], "ADAPTIVE_PAGES_PER_ROUND: must be"),
+        (
+            ["-a", "query=x", "-a", "start_urls=http://127.0.0.1:9/", "-s", "ADAPTIVE_STRATEGY=magic"],
+            "ADAPTIVE_STRATEGY: unknown",
+        ),
+        (
+            ["-a", "query=x", "-a", "start_urls=http://127.0.0.1:9/", "-s", "ADAPTIVE_PAGES_PER_ROUND=-3"],
+            "ADAPTIVE_PAGES_PER_ROUND: must be",
+        ),
     ],
 )
 def test_bad_arguments_fail_at_start_with_one_line(args, message):

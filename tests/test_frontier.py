@@ -17,7 +17,6 @@ from adaptive_spider.frontier.pagelog import PageLog
 from adaptive_spider.frontier.sections import SectionReturns, owned_section, section_of
 from adaptive_spider.settings.config import AdaptiveConfig
 
-
 #: TRES with its random picks off: its order is then bestfirst's key until it has learned.
 NO_RANDOM_PICKS = {"warmup_pages": 0, "epsilon_start": 0.0, "epsilon_end": 0.0}
 
@@ -26,11 +25,15 @@ def make_frontier(**settings):
     # Each test here checks one rule of the order; the share for new domains is tested on its own.
     settings.setdefault("new_domain_share", 0.0)
     config = AdaptiveConfig.from_settings({f"ADAPTIVE_{k.upper()}": v for k, v in settings.items()})
-    return Frontier(config, DomainProfiles(config.domain_weights, min_attempts=config.unreliable_min_attempts), PageLog())
+    return Frontier(
+        config, DomainProfiles(config.domain_weights, min_attempts=config.unreliable_min_attempts), PageLog()
+    )
 
 
 def add(frontier, url, *, anchor=0.0, parent_score=0.0, parent=-1, priority=0, depth=1, context=""):
-    static = features.static_features(url, depth=depth, parent_score=parent_score, anchor_similarity=anchor, round_discovered=0)
+    static = features.static_features(
+        url, depth=depth, parent_score=parent_score, anchor_similarity=anchor, round_discovered=0
+    )
     domain_id = frontier.domains.id_of(url.split("/")[2])
     request = Request(url, priority=priority, meta={"link_context": context})
     return frontier.add(request, static, domain_id, parent, 0.7 * anchor + 0.3 * parent_score)
@@ -62,7 +65,9 @@ def drain(frontier, n=4):
 
 # -- features -------------------------------------------------------------------------
 def test_static_features_are_normalised():
-    x = features.static_features("http://a.test/x/y/z.html?q=1", depth=3, parent_score=0.5, anchor_similarity=0.25, round_discovered=9)
+    x = features.static_features(
+        "http://a.test/x/y/z.html?q=1", depth=3, parent_score=0.5, anchor_similarity=0.25, round_discovered=9
+    )
     names = dict(zip(features.STATIC_NAMES, x))
     assert names["depth"] == pytest.approx(3 / 20)
     assert names["path_depth"] == pytest.approx(3 / 10)
@@ -433,7 +438,11 @@ def test_slow_domain_is_released_after_the_others():
     add(frontier, "http://slow.test/a")
     add(frontier, "http://quick.test/a")
     add(frontier, "http://quick.test/b")
-    assert [r.url for r, _ in drain(frontier, 1)] == ["http://quick.test/a", "http://quick.test/b", "http://slow.test/a"]
+    assert [r.url for r, _ in drain(frontier, 1)] == [
+        "http://quick.test/a",
+        "http://quick.test/b",
+        "http://slow.test/a",
+    ]
 
 
 def test_a_host_that_takes_seconds_an_answer_keeps_its_place_by_default():
@@ -448,7 +457,11 @@ def test_a_host_that_takes_seconds_an_answer_keeps_its_place_by_default():
     add(frontier, "http://quick.test/a", anchor=0.9)
     add(frontier, "http://slow.test/a", anchor=0.5)
     add(frontier, "http://quick.test/b", anchor=0.1)
-    assert [r.url for r, _ in drain(frontier, 1)] == ["http://quick.test/a", "http://slow.test/a", "http://quick.test/b"]
+    assert [r.url for r, _ in drain(frontier, 1)] == [
+        "http://quick.test/a",
+        "http://slow.test/a",
+        "http://quick.test/b",
+    ]
     for _ in range(10):
         frontier.domains.record_response("slow.test", 200, 12.0)  # past the default: last
     add(frontier, "http://slow.test/b", anchor=0.9)
@@ -627,9 +640,7 @@ def test_young_domains_get_their_first_pages_shallowest_and_best_first():
 
 
 def test_young_domains_wait_for_the_crawls_first_pages_and_a_site_that_serves_none_is_left():
-    frontier = make_frontier(
-        strategy="bestfirst", new_domain_share=0.1, new_domain_pages=4, new_domain_pages_after=100
-    )
+    frontier = make_frontier(strategy="bestfirst", new_domain_share=0.1, new_domain_pages=4, new_domain_pages_after=100)
     add_known_site(frontier, 4, 300)
     for host in ("docs.test", "gone.test"):
         add(frontier, f"http://{host}/index.html", anchor=0.0, depth=1)
@@ -681,7 +692,10 @@ def test_the_sites_a_start_page_links_to_are_opened_first_and_the_share_then_wai
 
     def release_order(start_share):
         frontier = make_frontier(
-            strategy="bestfirst", new_domain_share=0.1, start_sites_share=start_share, new_domain_pages=2,
+            strategy="bestfirst",
+            new_domain_share=0.1,
+            start_sites_share=start_share,
+            new_domain_pages=2,
             new_domain_pages_after=0,
         )
         add_known_site(frontier, 2, 600)
@@ -827,7 +841,9 @@ def test_tree_partition_groups_alike_rewards():
 
 @pytest.mark.parametrize("sampling", ["best", "uniform"])
 def test_tres_offers_a_candidate_from_every_leaf(sampling):
-    frontier = make_frontier(strategy="tres", warmup_pages=0, epsilon_start=0.0, epsilon_end=0.0, tree_leaf_sampling=sampling)
+    frontier = make_frontier(
+        strategy="tres", warmup_pages=0, epsilon_start=0.0, epsilon_end=0.0, tree_leaf_sampling=sampling
+    )
     tres = frontier.strategy
     X, y = synthetic_problem(200)
     for x, reward in zip(X, y):
@@ -846,7 +862,9 @@ def test_tres_offers_a_candidate_from_every_leaf(sampling):
 
 def test_tres_learns_to_release_rewarding_links_first():
     """After experience, the released order follows the learned reward, not arrival."""
-    frontier = make_frontier(strategy="tres", warmup_pages=0, epsilon_start=0.0, epsilon_end=0.0, tree_min_experience=16)
+    frontier = make_frontier(
+        strategy="tres", warmup_pages=0, epsilon_start=0.0, epsilon_end=0.0, tree_min_experience=16
+    )
     X, y = synthetic_problem(400)
     for x, reward in zip(X, y):
         frontier.observe(x, reward, -1)

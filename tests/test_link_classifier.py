@@ -85,9 +85,13 @@ def test_the_classifier_is_deterministic_and_its_state_round_trips():
 
 
 def add(frontier, url, anchor_text="", *, anchor=0.3, parent_score=0.3):
-    static = features.static_features(url, depth=1, parent_score=parent_score, anchor_similarity=anchor, round_discovered=0)
+    static = features.static_features(
+        url, depth=1, parent_score=parent_score, anchor_similarity=anchor, round_discovered=0
+    )
     domain_id = frontier.domains.id_of(url.split("/")[2])
-    return frontier.add(Request(url, meta={"link_text": anchor_text}), static, domain_id, -1, 0.6 * anchor + 0.4 * parent_score)
+    return frontier.add(
+        Request(url, meta={"link_text": anchor_text}), static, domain_id, -1, 0.6 * anchor + 0.4 * parent_score
+    )
 
 
 def release_and_reward(frontier, relevant: str, rounds: int) -> list[str]:
@@ -103,7 +107,9 @@ def release_and_reward(frontier, relevant: str, rounds: int) -> list[str]:
 def test_tres_ranks_links_like_those_that_led_to_relevant_pages_first():
     """Same priors everywhere: only what the classifier learned from the first rewards
     (the /guide/ section is relevant) can put the /guide/ links first."""
-    frontier = make_frontier(strategy="tres", warmup_pages=0, epsilon_start=0.0, epsilon_end=0.0, link_classifier_refresh=4)
+    frontier = make_frontier(
+        strategy="tres", warmup_pages=0, epsilon_start=0.0, epsilon_end=0.0, link_classifier_refresh=4
+    )
     for i in range(40):
         add(frontier, f"http://a.test/{'guide' if i % 4 == 0 else 'blog'}/old-{i}.html", "more")
     release_and_reward(frontier, "/guide/", rounds=5)
@@ -184,7 +190,7 @@ async def test_a_crawl_with_the_link_classifier_finds_the_section_the_prior_cann
     the link prior (the anchor and URL words alone here) keeps reading astronomy words; TRES
     with the link classifier learns from the first music pages that links under /music/ pay,
     and fetches far more of them. One request at a time: the fetch order does not depend on timing."""
-    from tests.test_plugins import MusicRelevance, music_articles
+    from tests.test_plugins import music_articles
 
     site, url = demo_site
     music = music_articles(site, url)

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from scrapy import Request
 
+from adaptive_spider.relevance.scoring import QueryTerms
+from adaptive_spider.sufficiency.estimator import SufficiencyEstimator
 from adaptive_spider.sufficiency.linkvalues import (
     GAIN_KEY,
     LinkValues,
@@ -16,8 +18,6 @@ from adaptive_spider.sufficiency.linkvalues import (
     preview_terms,
     structure_authority,
 )
-from adaptive_spider.relevance.scoring import QueryTerms
-from adaptive_spider.sufficiency.estimator import SufficiencyEstimator
 
 
 def test_preview_terms_come_from_anchor_and_url_words():
@@ -53,8 +53,12 @@ def make_values(query="alpha beta", **kwargs):
 
 
 def answer_page(title, n=0, relevance=0.9):
-    return {"url": f"http://d.test/{title.replace(' ', '-')}-{n}.html", "title": title,
-            "text": f"{title} " * 20 + " ".join(f"word{n}x{i}" for i in range(30)), "relevance": relevance}
+    return {
+        "url": f"http://d.test/{title.replace(' ', '-')}-{n}.html",
+        "title": title,
+        "text": f"{title} " * 20 + " ".join(f"word{n}x{i}" for i in range(30)),
+        "relevance": relevance,
+    }
 
 
 def test_best_follows_novelty_as_the_knowledge_base_grows():
@@ -128,7 +132,13 @@ def test_links_valued_in_one_batch_match_the_formula_link_by_link():
     anchors = ["alpha", "beta gamma", "Next", "alpha beta gamma", "", "Contact us"]
     for entry in range(60):
         url = f"http://d{entry % 3}.test/{'a/' * (entry % 4)}page{entry}.html" + ("?p=2" if entry % 7 == 0 else "")
-        values.add(entry, anchors[entry % len(anchors)], url, parent_relevance=(entry % 5) / 5, domain_id=entry % 3 if entry % 11 else None)
+        values.add(
+            entry,
+            anchors[entry % len(anchors)],
+            url,
+            parent_relevance=(entry % 5) / 5,
+            domain_id=entry % 3 if entry % 11 else None,
+        )
     queued = set(range(60))
     for later in range(100, 110):  # the best, as valued in a batch, is the best by the formula
         expected = max(queued, key=values.gain)

@@ -109,7 +109,9 @@ def docs_proxy(monkeypatch):
 
 async def _crawl_docs(**overrides):
     # One request at a time, two per round: the order is the same at every run.
-    settings = project_settings(CLOSESPIDER_PAGECOUNT=60, CONCURRENT_REQUESTS=1, ADAPTIVE_PAGES_PER_ROUND=2, **overrides)
+    settings = project_settings(
+        CLOSESPIDER_PAGECOUNT=60, CONCURRENT_REQUESTS=1, ADAPTIVE_PAGES_PER_ROUND=2, **overrides
+    )
     return await run_crawl(FocusedSpider, settings, query=DOCS_QUERY, start_urls="http://docs.test/")
 
 

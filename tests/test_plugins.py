@@ -72,11 +72,19 @@ async def test_a_relevance_class_decides_what_is_relevant_and_what_is_fetched_fi
     music = music_articles(site, url)
     # Best-first on the parent page's relevance alone: the order is the relevance model's. One
     # request at a time: ties (all links before the first relevant page) keep the order of arrival.
-    common = {"ADAPTIVE_STRATEGY": "bestfirst", "ADAPTIVE_PRIOR_WEIGHTS": {"anchor": 0, "context": 0, "parent": 1},
-              "CLOSESPIDER_PAGECOUNT": 250, "CONCURRENT_REQUESTS": 1}
+    common = {
+        "ADAPTIVE_STRATEGY": "bestfirst",
+        "ADAPTIVE_PRIOR_WEIGHTS": {"anchor": 0, "context": 0, "parent": 1},
+        "CLOSESPIDER_PAGECOUNT": 250,
+        "CONCURRENT_REQUESTS": 1,
+    }
     MusicRelevance.scored.clear()
-    plugged = await run_crawl(FocusedSpider, project_settings(
-        ADAPTIVE_RELEVANCE="tests.test_plugins.MusicRelevance", **common), query=QUERY, start_urls=url)
+    plugged = await run_crawl(
+        FocusedSpider,
+        project_settings(ADAPTIVE_RELEVANCE="tests.test_plugins.MusicRelevance", **common),
+        query=QUERY,
+        start_urls=url,
+    )
     default = await run_crawl(FocusedSpider, project_settings(**common), query=QUERY, start_urls=url)
 
     # Every page was scored by the class, and its score is the page's relevance.
@@ -117,23 +125,48 @@ async def test_a_strategy_class_orders_the_crawl(demo_site):
 @pytest.mark.parametrize(
     ("setting", "value", "message"),
     [
-        ("ADAPTIVE_STRATEGY", "bestfist", "ADAPTIVE_STRATEGY: unknown value 'bestfist' (did you mean 'bestfirst'?); "
-         "choose one of tres, linkgroups, bestfirst, gain, bfs, dfs, random, or the dotted path of a Strategy class"),
-        ("ADAPTIVE_STRATEGY", "tests.test_plugins.RecordingStrategi", "ADAPTIVE_STRATEGY: module 'tests.test_plugins' "
-         "has no 'RecordingStrategi'; did you mean tests.test_plugins.RecordingStrategy?"),
-        ("ADAPTIVE_STRATEGY", "adaptive_spider.frontier.strategies.baseline.BestFirst", "ADAPTIVE_STRATEGY: no module "
-         "'adaptive_spider.frontier.strategies.baseline' for 'adaptive_spider.frontier.strategies.baseline.BestFirst' "
-         "(did you mean adaptive_spider.frontier.strategies.baselines?)"),
-        ("ADAPTIVE_STRATEGY", "tests.test_plugins.NotAStrategy", "ADAPTIVE_STRATEGY: tests.test_plugins.NotAStrategy is "
-         "not a Strategy subclass"),
-        ("ADAPTIVE_STRATEGY", "tests.test_plugins.CLASSIFIER", "ADAPTIVE_STRATEGY: tests.test_plugins.CLASSIFIER is not a class"),
+        (
+            "ADAPTIVE_STRATEGY",
+            "bestfist",
+            "ADAPTIVE_STRATEGY: unknown value 'bestfist' (did you mean 'bestfirst'?); "
+            "choose one of tres, linkgroups, bestfirst, gain, bfs, dfs, random, or the dotted path of a Strategy class",
+        ),
+        (
+            "ADAPTIVE_STRATEGY",
+            "tests.test_plugins.RecordingStrategi",
+            "ADAPTIVE_STRATEGY: module 'tests.test_plugins' "
+            "has no 'RecordingStrategi'; did you mean tests.test_plugins.RecordingStrategy?",
+        ),
+        (
+            "ADAPTIVE_STRATEGY",
+            "adaptive_spider.frontier.strategies.baseline.BestFirst",
+            "ADAPTIVE_STRATEGY: no module "
+            "'adaptive_spider.frontier.strategies.baseline' for 'adaptive_spider.frontier.strategies.baseline.BestFirst' "
+            "(did you mean adaptive_spider.frontier.strategies.baselines?)",
+        ),
+        (
+            "ADAPTIVE_STRATEGY",
+            "tests.test_plugins.NotAStrategy",
+            "ADAPTIVE_STRATEGY: tests.test_plugins.NotAStrategy is not a Strategy subclass",
+        ),
+        (
+            "ADAPTIVE_STRATEGY",
+            "tests.test_plugins.CLASSIFIER",
+            "ADAPTIVE_STRATEGY: tests.test_plugins.CLASSIFIER is not a class",
+        ),
         ("ADAPTIVE_RELEVANCE", "bm52", "ADAPTIVE_RELEVANCE: unknown value 'bm52' (did you mean 'bm25'?)"),
         ("ADAPTIVE_RELEVANCE", "nowhere.Model", "ADAPTIVE_RELEVANCE: no module 'nowhere' for 'nowhere.Model'"),
-        ("ADAPTIVE_RELEVANCE", "tests.test_plugins.RecordingStrategy", "ADAPTIVE_RELEVANCE: "
-         "tests.test_plugins.RecordingStrategy has no score(page, response) method"),
+        (
+            "ADAPTIVE_RELEVANCE",
+            "tests.test_plugins.RecordingStrategy",
+            "ADAPTIVE_RELEVANCE: tests.test_plugins.RecordingStrategy has no score(page, response) method",
+        ),
         ("ADAPTIVE_RELEVANCE", "adaptive_spider.relevance.base.PageRelevance", "does not implement score"),
-        ("ADAPTIVE_CLASSIFIER_TRAINING", "/nonexistent/labels.txt", "ADAPTIVE_CLASSIFIER_TRAINING: "
-         "'/nonexistent/labels.txt' does not exist"),
+        (
+            "ADAPTIVE_CLASSIFIER_TRAINING",
+            "/nonexistent/labels.txt",
+            "ADAPTIVE_CLASSIFIER_TRAINING: '/nonexistent/labels.txt' does not exist",
+        ),
     ],
 )
 def test_a_wrong_value_names_the_setting_and_the_closest_valid_one(setting, value, message):
@@ -174,19 +207,26 @@ def demo_examples(site: DemoSite, url: str, per_class: int = 5) -> list[dict]:
     """JSON examples from the demo site: astronomy articles relevant, other articles not."""
     articles = sorted(p for p in site.pages if "article" in p)
     positive = [p for p in articles if p.startswith("/astronomy/")][:per_class]
-    negative = [p for p in articles if not p.startswith("/astronomy/")][:: 97][:per_class]
-    return [{"url": url.rstrip("/") + p, "label": label, "html": site.pages[p]}
-            for label, paths in ((1, positive), (0, negative)) for p in paths]
+    negative = [p for p in articles if not p.startswith("/astronomy/")][::97][:per_class]
+    return [
+        {"url": url.rstrip("/") + p, "label": label, "html": site.pages[p]}
+        for label, paths in ((1, positive), (0, negative))
+        for p in paths
+    ]
 
 
 def test_the_classifier_trains_and_scores_unseen_pages(demo_site):
     site, url = demo_site
     examples = demo_examples(site, url)
-    classifier = PageClassifier().fit([html_page_fields(e["html"], e["url"]) for e in examples],
-                                      [e["label"] for e in examples])
+    classifier = PageClassifier().fit(
+        [html_page_fields(e["html"], e["url"]) for e in examples], [e["label"] for e in examples]
+    )
     seen = {e["url"] for e in examples}
-    unseen = [(path, html_page_fields(html, url.rstrip("/") + path)) for path, html in site.pages.items()
-              if "article" in path and url.rstrip("/") + path not in seen]
+    unseen = [
+        (path, html_page_fields(html, url.rstrip("/") + path))
+        for path, html in site.pages.items()
+        if "article" in path and url.rstrip("/") + path not in seen
+    ]
     scores = classifier.predict_proba([page for _, page in unseen])
     relevant = [s for (path, _), s in zip(unseen, scores) if path in site.relevant]
     other = [s for (path, _), s in zip(unseen, scores) if path not in site.relevant]
@@ -227,7 +267,10 @@ def test_the_classifier_reads_every_training_format_and_fetches_pages_given_by_u
     ("content", "message"),
     [
         # (nothing is fetched: the file is checked first)
-        ("+ http://127.0.0.1:9/a\n+ http://127.0.0.1:9/b\n", "needs relevant and irrelevant examples, got 2 relevant and 0"),
+        (
+            "+ http://127.0.0.1:9/a\n+ http://127.0.0.1:9/b\n",
+            "needs relevant and irrelevant examples, got 2 relevant and 0",
+        ),
         ("maybe http://127.0.0.1:9/a\n", "labelled.txt line 1: label 'maybe' is neither positive"),
         ("http://127.0.0.1:9/a\n", "labelled.txt line 1: expected '+ URL', '- URL' or a JSON object"),
         ('{"url": "http://127.0.0.1:9/a"}\n', "labelled.txt line 1: a JSON example needs a label"),
@@ -314,9 +357,13 @@ def test_without_scikit_learn_the_crawl_stops_at_start_naming_the_extra():
     )
     run = subprocess.run([sys.executable, "-c", code], cwd=PROJECT, capture_output=True, text=True, timeout=60)
     assert run.returncode == 1
-    assert run.stderr.strip().splitlines()[-1].endswith(
-        "ADAPTIVE_RELEVANCE: adaptive_spider.relevance.classifier needs scikit-learn: "
-        "pip install 'adaptive-spider[classifier]'"
+    assert (
+        run.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "ADAPTIVE_RELEVANCE: adaptive_spider.relevance.classifier needs scikit-learn: "
+            "pip install 'adaptive-spider[classifier]'"
+        )
     ), run.stderr
 
 
@@ -327,8 +374,9 @@ async def test_a_crawl_with_the_classifier_scores_pages_by_it(tmp_path):
     try:
         training = tmp_path / "labelled.jsonl"
         training.write_text("\n".join(json.dumps(e) for e in demo_examples(site, url)) + "\n")
-        settings = project_settings(ADAPTIVE_RELEVANCE=CLASSIFIER, ADAPTIVE_CLASSIFIER_TRAINING=str(training),
-                                    CLOSESPIDER_PAGECOUNT=150)
+        settings = project_settings(
+            ADAPTIVE_RELEVANCE=CLASSIFIER, ADAPTIVE_CLASSIFIER_TRAINING=str(training), CLOSESPIDER_PAGECOUNT=150
+        )
         result = await run_crawl(FocusedSpider, settings, query=QUERY, start_urls=url)
     finally:
         server.shutdown()

@@ -69,7 +69,9 @@ def test_tres_ranks_by_the_prior_while_the_network_predicts_nothing_better():
 
 
 def test_tres_follows_its_network_once_the_network_predicts_better():
-    frontier = make_frontier(strategy="tres", warmup_pages=0, epsilon_start=0.0, epsilon_end=0.0, tree_min_experience=16)
+    frontier = make_frontier(
+        strategy="tres", warmup_pages=0, epsilon_start=0.0, epsilon_end=0.0, tree_min_experience=16
+    )
     X, y = synthetic_problem(400)
     for x, reward in zip(X, y):
         frontier.observe(x, reward, -1)  # prior 0 for every page: it predicts nothing

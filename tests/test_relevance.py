@@ -2,18 +2,25 @@
 
 import numpy as np
 import pytest
-
-from adaptive_spider.relevance.pagetext import PageFields
 from scrapy import Request
 
 from adaptive_spider.relevance.linkpreview import PREVIEWS_MAX, LinkPreview, LinkPreviews
+from adaptive_spider.relevance.pagetext import PageFields
 from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer, anchor_words, light_stem, url_words
 
 
 @pytest.mark.parametrize(
     ("word", "stem"),
-    [("coroutines", "coroutine"), ("tasks", "task"), ("processes", "process"), ("queries", "query"),
-     ("clustering", "cluster"), ("status", "status"), ("class", "class"), ("matches", "match")],
+    [
+        ("coroutines", "coroutine"),
+        ("tasks", "task"),
+        ("processes", "process"),
+        ("queries", "query"),
+        ("clustering", "cluster"),
+        ("status", "status"),
+        ("class", "class"),
+        ("matches", "match"),
+    ],
 )
 def test_light_stem(word, stem):
     assert light_stem(word) == stem
@@ -39,8 +46,12 @@ def scorer(query="asyncio event loop", keywords=("coroutine",)):
 
 def test_page_score_is_normalised_and_ordered():
     s = scorer()
-    on_topic = PageFields("http://d.test/asyncio-eventloop.html", "asyncio event loop", "Event loop",
-                          "The asyncio event loop runs coroutines. " * 20)
+    on_topic = PageFields(
+        "http://d.test/asyncio-eventloop.html",
+        "asyncio event loop",
+        "Event loop",
+        "The asyncio event loop runs coroutines. " * 20,
+    )
     partial = PageFields("http://d.test/threads.html", "threads", "", "An event happened in a loop once.")
     off_topic = PageFields("http://d.test/cooking.html", "Bread", "Dough", "Flour water salt yeast " * 30)
     scores = [s.score_page(page, learn=False) for page in (on_topic, partial, off_topic)]
@@ -86,7 +97,6 @@ def test_an_api_listings_compound_names_match_the_querys_words():
     assert preview.term_ids == s.terms.present_ids("mutex")
 
 
-
 def test_a_repeated_link_gets_its_preview_again_as_a_copy():
     terms = QueryTerms("mutex lock")
     previews = LinkPreviews(terms)
@@ -104,6 +114,7 @@ def test_a_repeated_link_gets_its_preview_again_as_a_copy():
         previews.of(Request(f"http://d.test/{i}"), "")
     assert len(previews) <= PREVIEWS_MAX
 
+
 def test_url_words_drop_noise():
     assert url_words("https://www.example.com/docs/Event-Loop_2.html?q=Tasks") == "example docs event loop 2 q tasks"
 
@@ -116,7 +127,9 @@ def test_no_query_scores_zero():
 
 
 def test_link_similarity_from_term_ids_equals_numpys_weighted_share_to_the_bit():
-    scorer = RelevanceScorer(QueryTerms("alpha beta gamma delta epsilon zeta eta theta iota kappa", keywords=["lambda mu"]))
+    scorer = RelevanceScorer(
+        QueryTerms("alpha beta gamma delta epsilon zeta eta theta iota kappa", keywords=["lambda mu"])
+    )
     for n in range(5):  # term weights that move with the crawl's statistics
         counts = np.zeros((len(scorer.FIELDS), len(scorer.terms)))
         counts[:, : n + 2] = 1.0
@@ -134,8 +147,8 @@ def test_link_similarity_from_term_ids_equals_numpys_weighted_share_to_the_bit()
 
 
 def test_a_link_context_scores_as_the_scorer_scores_it_while_the_statistics_change():
-    from adaptive_spider.settings.config import AdaptiveConfig
     from adaptive_spider.crawl.state import CrawlState
+    from adaptive_spider.settings.config import AdaptiveConfig
 
     state = CrawlState(AdaptiveConfig.from_settings({"ADAPTIVE_QUERY": "asyncio event loop"}))
     contexts = ["Event loop API", "Asyncio: tasks and the event loop", "Networking", "Event loop API"]

@@ -24,8 +24,12 @@ def queue_then_relink(strategy, **settings):
     guide = state.pages.add(domain_id=state.domains.id_of("docs.test"), relevance=0.7)
     assert scheduler.enqueue_request(Request("http://docs.test/re.html", meta={"link_text": "re", PARENT_KEY: index}))
     for i in range(5):
-        scheduler.enqueue_request(Request(f"http://docs.test/lib{i}.html", meta={"link_text": f"expression module {i}", PARENT_KEY: index}))
-    better = Request("http://docs.test/re.html", meta={"link_text": "re — Regular expression operations", PARENT_KEY: guide})
+        scheduler.enqueue_request(
+            Request(f"http://docs.test/lib{i}.html", meta={"link_text": f"expression module {i}", PARENT_KEY: index})
+        )
+    better = Request(
+        "http://docs.test/re.html", meta={"link_text": "re — Regular expression operations", PARENT_KEY: guide}
+    )
     assert not scheduler.enqueue_request(better), "a duplicate is still refused"
     return scheduler, guide
 
@@ -84,6 +88,8 @@ def test_a_learners_page_keeps_its_links_to_queued_urls_among_its_outlinks(bette
     other = state.pages.add(domain_id=state.domains.id_of("docs.test"), relevance=0.7 if better else 0.0)
     assert scheduler.enqueue_request(Request("http://docs.test/re.html", meta={"link_text": "re", PARENT_KEY: index}))
     anchor = "re — Regular expression operations" if better else ""
-    assert not scheduler.enqueue_request(Request("http://docs.test/re.html", meta={"link_text": anchor, PARENT_KEY: other}))
+    assert not scheduler.enqueue_request(
+        Request("http://docs.test/re.html", meta={"link_text": anchor, PARENT_KEY: other})
+    )
     assert (scheduler.stats.get_value("adaptive/relinked") == 1) is better
     assert state.pages.child_n[index] == 1 and state.pages.child_n[other] == 1

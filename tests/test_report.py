@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy.settings import Settings
 
-from adaptive_spider.demo.site import DemoSite, serve
 from adaptive_spider.crawl.report import CrawlReport, format_report
+from adaptive_spider.demo.site import DemoSite, serve
 from tests.conftest import TEST_SETTINGS, crawl_test, run_crawl
 
 NO_RESPONSE = ("/hang.html", "/huge.html")  # a timeout and a cancelled body: exceptions, not responses
@@ -85,10 +85,23 @@ async def test_report_works_for_any_spider(tmp_path):
 
 def test_summary_reads_as_a_table():
     report = {
-        "spider": "s", "finish_reason": "closespider_pagecount",
-        "links": {"collected": 10, "already_seen": 4, "cross_site": 1, "excluded_by_robots": 2, "excluded_by_rules": 1,
-                  "rules": {"trap_calendar": 1}, "redirects": 0, "retries": 0},
-        "pages": {"visited": 3, "status_classes": {"1xx": 0, "2xx": 2, "3xx": 0, "4xx": 1, "5xx": 0}, "download_errors": 0},
+        "spider": "s",
+        "finish_reason": "closespider_pagecount",
+        "links": {
+            "collected": 10,
+            "already_seen": 4,
+            "cross_site": 1,
+            "excluded_by_robots": 2,
+            "excluded_by_rules": 1,
+            "rules": {"trap_calendar": 1},
+            "redirects": 0,
+            "retries": 0,
+        },
+        "pages": {
+            "visited": 3,
+            "status_classes": {"1xx": 0, "2xx": 2, "3xx": 0, "4xx": 1, "5xx": 0},
+            "download_errors": 0,
+        },
         "time": {"total_seconds": 1.5, "average_per_page_seconds": 0.5},
         "documents": {"total": 2, "duplicates": 1},
         "relevance": {"threshold": 0.35, "pages": 2, "relevant_pages": 1, "harvest_rate": 0.5},
@@ -103,6 +116,8 @@ def test_summary_reads_as_a_table():
     assert format_report(report).splitlines()[7] == "  query learned     regex, loglevel"
     report["relevance"]["copies"] = {"same_text": 4, "other_language": 2}
     report["query"]["language"] = "en"
-    assert format_report(report).splitlines()[6].endswith(
-        "(relevance >= 0.35); copies not counted: 4 of pages fetched before, 2 not in en"
+    assert (
+        format_report(report)
+        .splitlines()[6]
+        .endswith("(relevance >= 0.35); copies not counted: 4 of pages fetched before, 2 not in en")
     )

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -32,9 +33,27 @@ CONCURRENCY = 4
 
 def crawl_command(url: str, jobdir: Path, report: Path) -> list[str]:
     return [
-        sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"query={QUERY}", "-a", f"start_urls={url}",
-        "-s", f"JOBDIR={jobdir}", "-s", f"CONCURRENT_REQUESTS={CONCURRENCY}", "-s", "LOG_LEVEL=INFO", "-s", "ADAPTIVE_SELF_STOP=False",
-        "-s", "ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS=0.2", "-s", f"ADAPTIVE_REPORT_FILE={report}",
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        "focused",
+        "-a",
+        f"query={QUERY}",
+        "-a",
+        f"start_urls={url}",
+        "-s",
+        f"JOBDIR={jobdir}",
+        "-s",
+        f"CONCURRENT_REQUESTS={CONCURRENCY}",
+        "-s",
+        "LOG_LEVEL=INFO",
+        "-s",
+        "ADAPTIVE_SELF_STOP=False",
+        "-s",
+        "ADAPTIVE_JOURNAL_SNAPSHOT_SECONDS=0.2",
+        "-s",
+        f"ADAPTIVE_REPORT_FILE={report}",
     ]
 
 
@@ -59,14 +78,21 @@ def test_sigkill_and_resume_lose_nothing_and_repeat_only_in_flight(tmp_path):
         runs = []
         for kill_at in (30, 70):  # two kills, then a run to the end
             before = len(site.fetched_paths())
-            kill_after(crawl_command(url, jobdir, tmp_path / "report.json"), site, kill_at, tmp_path / f"kill{kill_at}.log")
+            kill_after(
+                crawl_command(url, jobdir, tmp_path / "report.json"), site, kill_at, tmp_path / f"kill{kill_at}.log"
+            )
             runs.append(site.fetched_paths()[before:])
             queued, in_flight = queue_on_disk(jobdir)
             assert queued, "nothing was left to resume"
             in_flight_at_kills.append({u.replace(url.rstrip("/"), "") for u in in_flight})
         before = len(site.fetched_paths())
-        done = subprocess.run(crawl_command(url, jobdir, tmp_path / "report.json"), cwd=PROJECT,
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            crawl_command(url, jobdir, tmp_path / "report.json"),
+            cwd=PROJECT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         runs.append(site.fetched_paths()[before:])
     finally:
         server.shutdown()
@@ -76,7 +102,7 @@ def test_sigkill_and_resume_lose_nothing_and_repeat_only_in_flight(tmp_path):
     fetched = Counter(path for run in runs for path in run)
     lost = set(site.honest_paths) - set(fetched)
     assert not lost, f"{len(lost)} pages never fetched: {sorted(lost)[:5]}"
-    for number, (before, after) in enumerate(zip(runs, runs[1:])):
+    for number, (before, after) in enumerate(pairwise(runs)):
         repeated = set(before) & set(after)
         # Fetched again only what was in flight at the kill: what the downloader held
         # (at most CONCURRENT_REQUESTS) and the responses waiting for the spider.
@@ -110,7 +136,9 @@ def test_abandoned_scheduler_comes_back_with_queue_model_and_domains(tmp_path):
     for i in range(60, 70):  # journaled after the snapshot only
         scheduler.enqueue_request(Request(f"http://foo.test/{i}"))
     later = [scheduler.next_request().url for _ in range(5)]
-    queued_urls = {r.url for r in scheduler.frontier.store.requests if r is not None} | {r.url for r, _ in scheduler.ready}
+    queued_urls = {r.url for r in scheduler.frontier.store.requests if r is not None} | {
+        r.url for r, _ in scheduler.ready
+    }
     # Without an engine nothing is ever "done": all 45 taken requests count as in flight.
     del scheduler
 
@@ -143,7 +171,10 @@ def test_clean_close_then_reopen_keeps_the_journal_format(tmp_path, strategy):
     scheduler.next_request()
     scheduler.close("shutdown")
     # A clean close leaves the state snapshot and the queue compacted into the base, no generation.
-    assert sorted(path.name for path in tmp_path.glob("adaptive_*")) == ["adaptive_frontier.pickle", "adaptive_journal.base"]
+    assert sorted(path.name for path in tmp_path.glob("adaptive_*")) == [
+        "adaptive_frontier.pickle",
+        "adaptive_journal.base",
+    ]
     reopened = make_scheduler(tmp_path, ADAPTIVE_STRATEGY=strategy)
     assert len(reopened) == 5
 
@@ -171,7 +202,10 @@ def test_a_periodic_snapshot_writes_the_state_not_the_queue_and_compacts_in_the_
     taken += [scheduler.next_request().url for _ in range(10)]
     journal.wait()
     assert journal.compactions == 1
-    assert sorted(path.name for path in tmp_path.glob("adaptive_journal.*")) == ["adaptive_journal.1", "adaptive_journal.base"]
+    assert sorted(path.name for path in tmp_path.glob("adaptive_journal.*")) == [
+        "adaptive_journal.1",
+        "adaptive_journal.base",
+    ]
     # Killed now (no close): every request is queued or in flight, none lost.
     assert queued_urls_after_a_kill(tmp_path) == {f"http://foo.test/{i}" for i in range(260)}
     assert queue_on_disk(tmp_path)[1] == set(taken)  # the in-flight ones, and only those, come back as such

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+from itertools import pairwise
 
 import pytest
 from scrapy.exceptions import DropItem
 from scrapy.utils.test import get_crawler
 
+from adaptive_spider.crawl.duplicates import DuplicateContentPipeline, content_digest
 from adaptive_spider.demo.site import QUERY, DemoSite
 from adaptive_spider.demo.traps import TrapSite, serve
-from adaptive_spider.crawl.duplicates import DuplicateContentPipeline, content_digest
 from adaptive_spider.relevance.pagetext import content_sha1
 from spiders.focused import FocusedSpider
 from tests.conftest import crawl_test, project_settings, run_crawl
@@ -93,7 +94,7 @@ async def test_robots_crawl_delay_spaces_the_requests():
     finally:
         server.shutdown()
     times = [when for when, target in site.log if target != "/robots.txt"]
-    gaps = [later - earlier for earlier, later in zip(times, times[1:])]
+    gaps = [later - earlier for earlier, later in pairwise(times)]
     assert len(gaps) >= 4
     assert min(gaps) >= 0.9 * delay, gaps  # one request per Crawl-delay, no jitter below it
     assert result.stats["adaptive/robotstxt/crawl_delay_sites"] == 1
@@ -103,11 +104,15 @@ async def test_robots_crawl_delay_spaces_the_requests():
 async def test_without_crawl_delay_the_same_crawl_is_not_spaced():
     site = TrapSite(DemoSite(seed=5, hubs_per_topic=1, articles_per_hub=2), traps=False, crawl_delay=0.25)
     server, url = serve(site)
-    settings = project_settings(ROBOTSTXT_OBEY=True, CLOSESPIDER_PAGECOUNT=6, CONCURRENT_REQUESTS_PER_DOMAIN=8,
-                                ADAPTIVE_ROBOTSTXT_CRAWL_DELAY_MAX=0)
+    settings = project_settings(
+        ROBOTSTXT_OBEY=True,
+        CLOSESPIDER_PAGECOUNT=6,
+        CONCURRENT_REQUESTS_PER_DOMAIN=8,
+        ADAPTIVE_ROBOTSTXT_CRAWL_DELAY_MAX=0,
+    )
     try:
         await run_crawl(FocusedSpider, settings, query=QUERY, start_urls=url)
     finally:
         server.shutdown()
     times = [when for when, target in site.log if target != "/robots.txt"]
-    assert min(later - earlier for earlier, later in zip(times, times[1:])) < 0.1
+    assert min(later - earlier for earlier, later in pairwise(times)) < 0.1

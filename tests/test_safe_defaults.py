@@ -76,7 +76,9 @@ def serve_and_check(command: list[str], tmp_path: Path) -> set[str]:
     """Start a server command with its default host, read the port it prints, and
     return the addresses it listens on."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(PROJECT)}
-    process = subprocess.Popen(command, cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        command, cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     try:
         line = process.stdout.readline()
         match = re.search(r"http://[^/\s:]+:(\d+)", line)
@@ -90,9 +92,16 @@ def serve_and_check(command: list[str], tmp_path: Path) -> set[str]:
 @pytest.fixture(scope="module")
 def search_index(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("index")
-    (tmp / "items.jsonl").write_text(json.dumps({"url": "http://a.test/", "title": "Stars", "text": "telescope"}) + "\n")
-    done = subprocess.run([sys.executable, "-m", "scrapy", "index", "--input", str(tmp / "items.jsonl"), "--index", str(tmp / "index")],
-                          cwd=PROJECT, capture_output=True, text=True, timeout=60)
+    (tmp / "items.jsonl").write_text(
+        json.dumps({"url": "http://a.test/", "title": "Stars", "text": "telescope"}) + "\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy", "index", "--input", str(tmp / "items.jsonl"), "--index", str(tmp / "index")],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     return tmp / "index"
 

@@ -16,7 +16,13 @@ from adaptive_spider.crawl.state import DECISION_KEY, PARENT_KEY, CrawlState
 from tests.conftest import crawl_test
 
 URLS = ["http://foo.test/a", "http://foo.test/b", "http://foo.test/c"]
-PRIORITIES = [("http://foo.test/a", -2), ("http://foo.test/d", 1), ("http://foo.test/b", -1), ("http://foo.test/c", 0), ("http://foo.test/e", 2)]
+PRIORITIES = [
+    ("http://foo.test/a", -2),
+    ("http://foo.test/d", 1),
+    ("http://foo.test/b", -1),
+    ("http://foo.test/c", 0),
+    ("http://foo.test/e", 2),
+]
 
 
 def make_scheduler(jobdir=None, **settings):
@@ -80,7 +86,12 @@ def test_plain_requests_get_defaults_and_an_explanation():
     request = scheduler.next_request()
     decision = request.meta[DECISION_KEY]
     assert decision["strategy"] == "tres" and "leaf" in decision and "score" in decision
-    features = dict(zip(__import__("adaptive_spider.frontier.features", fromlist=["FEATURE_NAMES"]).FEATURE_NAMES, decision["features"]))
+    features = dict(
+        zip(
+            __import__("adaptive_spider.frontier.features", fromlist=["FEATURE_NAMES"]).FEATURE_NAMES,
+            decision["features"],
+        )
+    )
     assert features["depth"] == 0 and features["parent_score"] == 0
     assert features["anchor_similarity"] > 0  # the URL word matches the query
 
@@ -127,7 +138,12 @@ def test_child_requests_carry_their_parent_page():
     parent = state.pages.add(domain_id=state.domains.id_of("foo.test"), relevance=0.8)
     scheduler.enqueue_request(Request("http://foo.test/child", meta={PARENT_KEY: parent, "link_text": "Next"}))
     request = scheduler.next_request()
-    features = dict(zip(__import__("adaptive_spider.frontier.features", fromlist=["FEATURE_NAMES"]).FEATURE_NAMES, request.meta[DECISION_KEY]["features"]))
+    features = dict(
+        zip(
+            __import__("adaptive_spider.frontier.features", fromlist=["FEATURE_NAMES"]).FEATURE_NAMES,
+            request.meta[DECISION_KEY]["features"],
+        )
+    )
     assert features["parent_score"] == pytest.approx(0.8)
 
 
@@ -148,8 +164,13 @@ async def test_full_crawl_with_plain_spider(demo_site):
     _, url = demo_site
     crawler = get_crawler(
         OneShotSpider,
-        {"SCHEDULER": AdaptiveScheduler, "ADAPTIVE_STRATEGY": "bfs", "DUPEFILTER_CLASS": BaseDupeFilter,
-         "TELNETCONSOLE_ENABLED": False, "REMOTE_CONTROL_ENABLED": False},
+        {
+            "SCHEDULER": AdaptiveScheduler,
+            "ADAPTIVE_STRATEGY": "bfs",
+            "DUPEFILTER_CLASS": BaseDupeFilter,
+            "TELNETCONSOLE_ENABLED": False,
+            "REMOTE_CONTROL_ENABLED": False,
+        },
     )
     await crawler.crawl_async(url)
     assert crawler.stats.get_value("downloader/response_count") == 6

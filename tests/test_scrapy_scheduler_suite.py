@@ -33,8 +33,19 @@ def scrapy_sdist() -> Path:
     archive = CACHE / f"scrapy-{scrapy.__version__}.tar.gz"
     if not archive.exists():
         CACHE.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "pip", "download", f"scrapy=={scrapy.__version__}",
-                   "--no-deps", "--no-binary", ":all:", "--dest", str(CACHE), "--quiet"]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            f"scrapy=={scrapy.__version__}",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "--dest",
+            str(CACHE),
+            "--quiet",
+        ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=300)
         if done.returncode != 0 or not archive.exists():
             pytest.skip(f"could not download Scrapy's sdist from the package index: {done.stderr.strip()[-200:]}")
@@ -47,8 +58,19 @@ def test_scrapy_scheduler_suite_passes(tmp_path):
     source = tmp_path / f"scrapy-{scrapy.__version__}"
     project = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(project), str(project / "tests"), str(source)])}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "scrapy_suite_plugin", "-p", "no:cacheprovider",
-               "--reactor=asyncio", "tests/test_scheduler.py", "tests/test_scheduler_base.py"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "scrapy_suite_plugin",
+        "-p",
+        "no:cacheprovider",
+        "--reactor=asyncio",
+        "tests/test_scheduler.py",
+        "tests/test_scheduler_base.py",
+    ]
     for node in DESELECT:
         command += ["--deselect", node]
     done = subprocess.run(command, cwd=source, env=env, capture_output=True, text=True, timeout=600)

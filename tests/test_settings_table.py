@@ -47,10 +47,24 @@ def test_every_setting_named_in_the_code_is_in_the_table():
     assert sorted(used - set(BY_NAME) - set(RENAMED)) == []
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    (True, True), (False, False), (1, True), (0, False), ("1", True), ("0", False), ("", False),
-    ("true", True), ("False", False), (" YES ", True), ("no", False), ("on", True), ("Off", False),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (True, True),
+        (False, False),
+        (1, True),
+        (0, False),
+        ("1", True),
+        ("0", False),
+        ("", False),
+        ("true", True),
+        ("False", False),
+        (" YES ", True),
+        ("no", False),
+        ("on", True),
+        ("Off", False),
+    ],
+)
 def test_one_boolean_reading(raw, expected):
     assert parse_bool(raw, "ADAPTIVE_REPORT") is expected
     assert AdaptiveConfig.from_settings({"ADAPTIVE_REPORT": raw}).report is expected
@@ -70,8 +84,11 @@ def test_search_defaults_match_the_search_package():
     )
     from adaptive_spider.search.index import DEFAULT_B, DEFAULT_K
 
-    assert (defaults.ADAPTIVE_SEARCH_STOP_WORDS, defaults.ADAPTIVE_SEARCH_MIN_LENGTH,
-            defaults.ADAPTIVE_SEARCH_STEMMER) == (DEFAULT_STOP_WORDS, DEFAULT_MIN_LENGTH, DEFAULT_STEMMER)
+    assert (
+        defaults.ADAPTIVE_SEARCH_STOP_WORDS,
+        defaults.ADAPTIVE_SEARCH_MIN_LENGTH,
+        defaults.ADAPTIVE_SEARCH_STEMMER,
+    ) == (DEFAULT_STOP_WORDS, DEFAULT_MIN_LENGTH, DEFAULT_STEMMER)
     assert (defaults.ADAPTIVE_SEARCH_K, defaults.ADAPTIVE_SEARCH_B) == (DEFAULT_K, DEFAULT_B)
 
 
@@ -81,10 +98,15 @@ def test_sufficiency_estimator_defaults_match_the_table():
 
     parameters = inspect.signature(SufficiencyEstimator.__init__).parameters
     config = AdaptiveConfig()
-    pairs = {"evidence_target": config.sufficiency_evidence, "n_subsets": config.sufficiency_subsets,
-             "window": config.sufficiency_window, "answer_relevance": config.sufficiency_answer_relevance,
-             "combine": config.sufficiency_combine, "k1": config.relevance_k1,
-             "relevant_threshold": config.relevant_threshold}
+    pairs = {
+        "evidence_target": config.sufficiency_evidence,
+        "n_subsets": config.sufficiency_subsets,
+        "window": config.sufficiency_window,
+        "answer_relevance": config.sufficiency_answer_relevance,
+        "combine": config.sufficiency_combine,
+        "k1": config.relevance_k1,
+        "relevant_threshold": config.relevant_threshold,
+    }
     assert {name: parameters[name].default for name in pairs} == pairs
 
 
@@ -99,8 +121,13 @@ def test_a_misspelled_name_names_the_closest_setting(caplog):
 
 
 def test_correct_names_give_no_warning(caplog):
-    settings = Settings({"ADAPTIVE_STRATEGY": "bfs", "ADAPTIVE_SEARCH_INDEX": "index",
-                         "ADAPTIVE_ROBOTSTXT_LOCATIONS": {"*": "/robots-alt.txt"}})
+    settings = Settings(
+        {
+            "ADAPTIVE_STRATEGY": "bfs",
+            "ADAPTIVE_SEARCH_INDEX": "index",
+            "ADAPTIVE_ROBOTSTXT_LOCATIONS": {"*": "/robots-alt.txt"},
+        }
+    )
     with caplog.at_level(logging.WARNING, logger=CONFIG_LOGGER):
         AdaptiveAddon().update_settings(settings)
     assert [r.getMessage() for r in caplog.records if r.name == CONFIG_LOGGER] == []
@@ -109,9 +136,12 @@ def test_correct_names_give_no_warning(caplog):
 def test_a_crawl_warns_once_about_a_typo(caplog):
     """From a project's settings (or ``-s``): once per crawl, however many components read the config."""
     with caplog.at_level(logging.WARNING, logger=CONFIG_LOGGER):
-        crawler = get_crawler(settings_dict={
-            "ADDONS": {"adaptive_spider.addon.AdaptiveAddon": 0}, "ADAPTIVE_SELF_STPO": False,
-        })
+        crawler = get_crawler(
+            settings_dict={
+                "ADDONS": {"adaptive_spider.addon.AdaptiveAddon": 0},
+                "ADAPTIVE_SELF_STPO": False,
+            }
+        )
         crawler._apply_settings()
         for _ in range(3):
             AdaptiveConfig.from_settings(crawler.settings)

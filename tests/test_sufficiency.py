@@ -164,8 +164,10 @@ def test_corroborated_evidence_is_consistent_and_a_single_source_is_not():
     single = SufficiencyEstimator(terms, seed=1)
     corroborated = SufficiencyEstimator(terms, seed=1)
     filler = [page(f"http://x.test/f{i}", body=text(100, i), relevance=0.0) for i in range(10)]
-    answers = [page(f"http://x.test/a{i}", title="alpha beta", body=f"alpha beta {text(80, 50 + i)}", relevance=0.9)
-               for i in range(4)]
+    answers = [
+        page(f"http://x.test/a{i}", title="alpha beta", body=f"alpha beta {text(80, 50 + i)}", relevance=0.9)
+        for i in range(4)
+    ]
     for item in filler + answers[:1]:
         single.update(item)
     for item in filler + answers:
@@ -190,7 +192,9 @@ def test_duplicates_add_no_evidence_and_count_as_redundancy():
 def test_saturation_is_not_fooled_by_one_large_first_page():
     terms = QueryTerms("alpha beta gamma")
     estimator = SufficiencyEstimator(terms, window=5)
-    estimator.update(page("http://x.test/index", title="alpha beta gamma", body="alpha beta gamma " * 50, relevance=0.9))
+    estimator.update(
+        page("http://x.test/index", title="alpha beta gamma", body="alpha beta gamma " * 50, relevance=0.9)
+    )
     for i in range(8):
         estimator.update(page(f"http://x.test/n{i}", body=text(50, i), relevance=0.0))
     assert estimator.metrics().saturation == 0.0  # one page never makes the peak
@@ -214,16 +218,23 @@ def test_bootstrap_work_per_update_does_not_grow_with_the_knowledge_base():
 
 def test_state_dict_round_trip_continues_identically():
     terms = QueryTerms("alpha beta")
-    pages = [page(f"http://x.test/{i}", title="alpha" if i % 3 == 0 else "", body=f"beta {text(40, i)}",
-                  relevance=(i % 5) / 5) for i in range(30)]
+    pages = [
+        page(
+            f"http://x.test/{i}", title="alpha" if i % 3 == 0 else "", body=f"beta {text(40, i)}", relevance=(i % 5) / 5
+        )
+        for i in range(30)
+    ]
     straight = SufficiencyEstimator(terms, seed=7)
     for item in pages:
         straight.update(item)
     first = SufficiencyEstimator(terms, seed=7)
     for item in pages[:12]:
         first.update(item)
-    state = json.loads(json.dumps({k: v.tolist() if isinstance(v, np.ndarray) else v
-                                   for k, v in first.state_dict().items() if k != "history"}))
+    state = json.loads(
+        json.dumps(
+            {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in first.state_dict().items() if k != "history"}
+        )
+    )
     state["history"] = first.state_dict()["history"]
     resumed = SufficiencyEstimator(terms, seed=7)
     resumed.load_state_dict(state)
@@ -269,7 +280,9 @@ def stop_rule(**settings):
 
 
 def test_the_stop_rule_holds_a_criterion_until_the_best_pages_settle():
-    rule, estimator = stop_rule(ADAPTIVE_STOP_THRESHOLD=0.0, ADAPTIVE_STOP_MIN_PAGES=5, ADAPTIVE_STOP_CRITERIA="sufficient")
+    rule, estimator = stop_rule(
+        ADAPTIVE_STOP_THRESHOLD=0.0, ADAPTIVE_STOP_MIN_PAGES=5, ADAPTIVE_STOP_CRITERIA="sufficient"
+    )
     answers = []
     for i in range(10):
         estimator.update(page(f"http://x.test/{i}", body=f"alpha {text(30, i)}", relevance=0.9 if i == 2 else 0.0))
@@ -280,7 +293,10 @@ def test_the_stop_rule_holds_a_criterion_until_the_best_pages_settle():
     # at page 3: held until 3 + max(5, 1 x 3) pages.
     assert answers == [None] * 7 + ["sufficient"] * 3
     eager, estimator = stop_rule(
-        ADAPTIVE_STOP_THRESHOLD=0.0, ADAPTIVE_STOP_MIN_PAGES=5, ADAPTIVE_STOP_CRITERIA="sufficient", ADAPTIVE_STOP_SETTLE=0
+        ADAPTIVE_STOP_THRESHOLD=0.0,
+        ADAPTIVE_STOP_MIN_PAGES=5,
+        ADAPTIVE_STOP_CRITERIA="sufficient",
+        ADAPTIVE_STOP_SETTLE=0,
     )
     for i in range(5):
         estimator.update(page(f"http://x.test/{i}", body=f"alpha {text(30, i)}", relevance=0.9 if i == 2 else 0.0))
@@ -290,7 +306,10 @@ def test_the_stop_rule_holds_a_criterion_until_the_best_pages_settle():
 
 def test_the_plateau_counts_promising_pages_and_the_patience_consecutive_low_gains():
     rule, estimator = stop_rule(
-        ADAPTIVE_STOP_CRITERIA="plateau", ADAPTIVE_STOP_PLATEAU_WINDOW=3, ADAPTIVE_STOP_MIN_PAGES=1, ADAPTIVE_STOP_SETTLE=0
+        ADAPTIVE_STOP_CRITERIA="plateau",
+        ADAPTIVE_STOP_PLATEAU_WINDOW=3,
+        ADAPTIVE_STOP_MIN_PAGES=1,
+        ADAPTIVE_STOP_SETTLE=0,
     )
     answers = []
     for i, promising in enumerate([True, False, True, False, False, True, True]):
@@ -341,7 +360,7 @@ def test_offline_recomputation_skips_non_page_items(tmp_path):
     assert evaluate_knowledge_base(read_knowledge_base(array_feed), "alpha beta")[0].metrics() == live.metrics()
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"url": "http://x.test/"}\nnot json\n')
-    with pytest.raises(ValueError, match="broken.jsonl:2"):
+    with pytest.raises(ValueError, match=r"broken\.jsonl:2"):
         list(read_knowledge_base(broken))
 
 
@@ -364,9 +383,11 @@ def test_the_crawls_term_counts_are_the_estimators_own():
 
     crawler = get_crawler(Spider, {"ADAPTIVE_QUERY": "json encoding decoding", "ADAPTIVE_KEYWORDS": "serialize"})
     state = CrawlState.of(crawler)
-    body = (b"<html><head><title>json - JSON encoder and decoder</title></head><body>"
-            b"<h1>Encoding JSON</h1><h2>Decoding, basic usage</h2><p>Serialize obj to a JSON formatted str."
-            b" Encoders and decoders; JSON decoding errors.</p><a href='/x'>more json</a></body></html>")
+    body = (
+        b"<html><head><title>json - JSON encoder and decoder</title></head><body>"
+        b"<h1>Encoding JSON</h1><h2>Decoding, basic usage</h2><p>Serialize obj to a JSON formatted str."
+        b" Encoders and decoders; JSON decoding errors.</p><a href='/x'>more json</a></body></html>"
+    )
     url = "http://docs.test/library/json.html"
     analysis = state.analyze(HtmlResponse(url, body=body, request=Request(url)))
     counts = analysis.counts

@@ -18,17 +18,19 @@ import scrapy
 from scrapy import signals
 from scrapy.crawler import CrawlerRunner
 
+from adaptive_spider.crawl.state import CrawlState
 from adaptive_spider.demo.site import DemoSite, serve
 from adaptive_spider.items import PageItem
-from adaptive_spider.crawl.state import CrawlState
 from adaptive_spider.sufficiency.offline import evaluate_knowledge_base, read_knowledge_base
 from spiders.focused import FocusedSpider
 from tests.conftest import CrawlResult, crawl_test, project_settings, run_crawl
 
 PROJECT = Path(__file__).resolve().parent.parent
 QUERY = "repot orchid bark roots"
-FILLER = ("the a of and to in is for with on by this that from at as it be or are was which an about more "
-          "also some other many when where how each season weekly light water").split()
+FILLER = (
+    "the a of and to in is for with on by this that from at as it be or are was which an about more "
+    "also some other many when where how each season weekly light water"
+).split()
 OTHER_TOPICS = {
     "tomato": "tomato stake prune sideshoot ripen vine greenhouse",
     "lawn": "lawn mow grass seed edge moss scarify",
@@ -73,13 +75,16 @@ class AnswerSite:
     def _page(self, title: str, paragraphs: list[str], links: list[tuple[str, str]]) -> str:
         body = "".join(f"<p>{html.escape(p)}</p>" for p in paragraphs)
         items = "".join(f'<li><a href="{href}">{html.escape(text)}</a></li>' for href, text in links)
-        return (f"<html><head><title>{html.escape(title)}</title></head><body><h1>{html.escape(title)}</h1>"
-                f"{body}<ul>{items}</ul></body></html>")
+        return (
+            f"<html><head><title>{html.escape(title)}</title></head><body><h1>{html.escape(title)}</h1>"
+            f"{body}<ul>{items}</ul></body></html>"
+        )
 
     def _build(self) -> None:
         sections = ["guides", "news", "shop", "events", "forum"]
-        self.pages["/"] = self._page("Green fingers", [self._text("", 40)],
-                                     [(f"/{s}/", s.capitalize()) for s in sections])
+        self.pages["/"] = self._page(
+            "Green fingers", [self._text("", 40)], [(f"/{s}/", s.capitalize()) for s in sections]
+        )
         guides = []
         for topic, words in OTHER_TOPICS.items():
             for n in range(3):
@@ -87,8 +92,11 @@ class AnswerSite:
                 guides.append((path, f"{topic.capitalize()} guide {n}"))
                 # Some guides mention one query word in passing (tree bark, root vegetables).
                 aside = " roots" if topic == "carrot" else " bark" if topic == "hedge" else ""
-                self.pages[path] = self._page(f"{topic.capitalize()} guide {n}",
-                                              [self._text(words + aside, 120) for _ in range(3)], [("/guides/", "Guides")])
+                self.pages[path] = self._page(
+                    f"{topic.capitalize()} guide {n}",
+                    [self._text(words + aside, 120) for _ in range(3)],
+                    [("/guides/", "Guides")],
+                )
         for path, (title, words) in ANSWER_PAGES.items():
             guides.append((path, title))
             self.pages[path] = self._page(title, [self._text(words, 150) for _ in range(3)], [("/guides/", "Guides")])
@@ -131,8 +139,10 @@ async def traced_crawl(settings, **spider_kwargs):
     def scraped(item, response, spider):
         knowledge = CrawlState.of(crawler).knowledge
         gain, best = knowledge.links.best_pending_link(list(crawler.engine._slot.inprogress))
-        trace.append(f"{item['url']} r={item['relevance']:.2f} IS={knowledge.estimator.metrics().sufficiency:.3f} "
-                     f"best={gain:.3f} {best}")
+        trace.append(
+            f"{item['url']} r={item['relevance']:.2f} IS={knowledge.estimator.metrics().sufficiency:.3f} "
+            f"best={gain:.3f} {best}"
+        )
 
     crawler.signals.connect(scraped, signals.item_scraped)
     await crawler.crawl_async(**spider_kwargs)
@@ -164,7 +174,9 @@ async def test_crawl_closes_sufficient_after_the_answer_pages(answer_site):
     eager_changed = eager_stats["adaptive/sufficiency/best_changed_at"]
     assert eager_stats["adaptive/sufficiency/stop_page"] < eager_changed + max(10, eager_changed), eager_trace
     # With the self-stop off, the same crawl runs to the end of the site.
-    full = await run_crawl(FocusedSpider, project_settings(CLOSESPIDER_PAGECOUNT=budget), query=QUERY, start_urls=url + "/")
+    full = await run_crawl(
+        FocusedSpider, project_settings(CLOSESPIDER_PAGECOUNT=budget), query=QUERY, start_urls=url + "/"
+    )
     assert full.stats["finish_reason"] in ("finished", "closespider_pagecount")
     assert len(full.fetched) >= len(site.pages) - 1
 
@@ -184,8 +196,10 @@ async def test_report_next_to_the_feed_and_offline_recomputation(answer_site, tm
     site, url = answer_site
     feed = tmp_path / "kb.jsonl"
     settings = self_stopping(
-        CLOSESPIDER_PAGECOUNT=len(site.pages), FEEDS={str(feed): {"format": "jsonlines"}},
-        ADAPTIVE_SUFFICIENCY_REPORT="auto", ADAPTIVE_SUFFICIENCY_LOG_INTERVAL=0.05,
+        CLOSESPIDER_PAGECOUNT=len(site.pages),
+        FEEDS={str(feed): {"format": "jsonlines"}},
+        ADAPTIVE_SUFFICIENCY_REPORT="auto",
+        ADAPTIVE_SUFFICIENCY_LOG_INTERVAL=0.05,
     )
     result, trace = await traced_crawl(settings, query=QUERY, start_urls=url + "/")
     progress = [r.getMessage() for r in caplog.records if r.name == "adaptive_spider.crawl.pipelines"]
@@ -205,7 +219,10 @@ async def test_report_next_to_the_feed_and_offline_recomputation(answer_site, tm
     assert estimator.best_changed_at == report["summary"]["best_changed_at"] > 0
     done = subprocess.run(
         [sys.executable, "-m", "scrapy", "sufficiency", str(feed), "--query", QUERY, "--json"],
-        cwd=PROJECT, capture_output=True, text=True, timeout=60,
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     offline = json.loads(done.stdout)
@@ -254,8 +271,12 @@ async def test_jobdir_resume_keeps_the_sufficiency_state(tmp_path):
     server, url = serve_fast(site)
     try:
         settings = dict(JOBDIR=str(tmp_path / "job"), CLOSESPIDER_PAGECOUNT=12)
-        first = await run_crawl(FocusedSpider, project_settings(**settings), query="astronomy telescope", start_urls=url)
-        second = await run_crawl(FocusedSpider, project_settings(**settings), query="astronomy telescope", start_urls=url)
+        first = await run_crawl(
+            FocusedSpider, project_settings(**settings), query="astronomy telescope", start_urls=url
+        )
+        second = await run_crawl(
+            FocusedSpider, project_settings(**settings), query="astronomy telescope", start_urls=url
+        )
     finally:
         server.shutdown()
     pages_first = first.stats["adaptive/sufficiency/pages"]
@@ -264,7 +285,9 @@ async def test_jobdir_resume_keeps_the_sufficiency_state(tmp_path):
 
 
 def run_scrapy(*args):
-    return subprocess.run([sys.executable, "-m", "scrapy", *args], cwd=PROJECT, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", *args], cwd=PROJECT, capture_output=True, text=True, timeout=60
+    )
 
 
 @pytest.mark.parametrize(

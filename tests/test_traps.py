@@ -11,10 +11,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from adaptive_spider.crawl.canonical import UrlCanonicalizer
-from adaptive_spider.settings.config import AdaptiveConfig
+from adaptive_spider.crawl.traps import TrapGuard, calendar_family
 from adaptive_spider.demo.site import QUERY
 from adaptive_spider.demo.traps import TRAP_PREFIXES, TrapSite, serve, trap_of
-from adaptive_spider.crawl.traps import TrapGuard, calendar_family
+from adaptive_spider.settings.config import AdaptiveConfig
 from spiders.focused import FocusedSpider
 from tests.conftest import TRAP_BUDGET as BUDGET
 from tests.conftest import crawl_test, project_settings, run_crawl
@@ -73,8 +73,13 @@ def test_calendar_families(url, family):
 
 
 def test_guard_rules_and_family_limits():
-    guard = TrapGuard(max_path_depth=6, max_segment_repeats=2, calendar_max_pages=2, query_max_variants=3,
-                      pattern_limits={r"/tag/": 1, r"/print/": 0})
+    guard = TrapGuard(
+        max_path_depth=6,
+        max_segment_repeats=2,
+        calendar_max_pages=2,
+        query_max_variants=3,
+        pattern_limits={r"/tag/": 1, r"/print/": 0},
+    )
     assert guard.reason_to_drop("javascript:void(0)") == "unsupported_scheme"
     assert guard.reason_to_drop("tel:+15550100") == "unsupported_scheme"
     assert guard.reason_to_drop("http://h/a/b/c/d/e/f/g") == "path_depth"
@@ -120,7 +125,14 @@ def test_no_trap_takes_more_than_five_percent_of_the_budget(trap_crawl):
     fetched = site.fetched_paths()
     per_trap = Counter(trap_of(path) for path in fetched)
     per_trap.pop(None)
-    assert set(per_trap) >= {"calendar", "query_calendar", "deeper_path", "repeating_path", "session_ids", "redirect_chain"}
+    assert set(per_trap) >= {
+        "calendar",
+        "query_calendar",
+        "deeper_path",
+        "repeating_path",
+        "session_ids",
+        "redirect_chain",
+    }
     over = {trap: count for trap, count in per_trap.items() if count > TRAP_SHARE * BUDGET}
     assert not over, over
     assert site.honest_paths <= set(fetched)  # and the traps starved nothing
@@ -182,9 +194,14 @@ async def test_without_the_guards_the_traps_eat_the_budget():
     site = TrapSite(hang_seconds=3, crawl_delay=0)
     server, url = serve(site)
     settings = project_settings(
-        CLOSESPIDER_PAGECOUNT=budget, DOWNLOAD_TIMEOUT=1, ADAPTIVE_CANONICALIZE=False,
-        ADAPTIVE_TRAP_MAX_PATH_DEPTH=0, ADAPTIVE_TRAP_MAX_SEGMENT_REPEATS=0, ADAPTIVE_TRAP_CALENDAR_MAX_PAGES=0,
-        ADAPTIVE_TRAP_QUERY_MAX_VARIANTS=0, ADAPTIVE_STRATEGY="bfs",
+        CLOSESPIDER_PAGECOUNT=budget,
+        DOWNLOAD_TIMEOUT=1,
+        ADAPTIVE_CANONICALIZE=False,
+        ADAPTIVE_TRAP_MAX_PATH_DEPTH=0,
+        ADAPTIVE_TRAP_MAX_SEGMENT_REPEATS=0,
+        ADAPTIVE_TRAP_CALENDAR_MAX_PAGES=0,
+        ADAPTIVE_TRAP_QUERY_MAX_VARIANTS=0,
+        ADAPTIVE_STRATEGY="bfs",
     )
     try:
         await run_crawl(FocusedSpider, settings, query=QUERY, start_urls=url)

@@ -79,7 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Focus benchmark: every strategy and stock Scrapy on each topic of the offline web.",
     )
     parser.add_argument(
-        "--web", choices=WEBS, default="small",
+        "--web",
+        choices=WEBS,
+        default="small",
         help="the small web (10 sites, default) or the big one (53 sites, slow and failing hosts)",
     )
     parser.add_argument(
@@ -88,27 +90,47 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--topic", help="comma-separated topic ids (default: all)")
     parser.add_argument(
-        "--strategies", default=",".join((*STRATEGIES, STOCK)),
+        "--strategies",
+        default=",".join((*STRATEGIES, STOCK)),
         help=f"comma-separated, from {', '.join((*STRATEGIES, 'dfs', STOCK))} (default: all but dfs)",
     )
     parser.add_argument("--budget", type=int, help="pages fetched per crawl (default 1000; 5000 with --web big)")
     parser.add_argument("--seed", type=int, default=0, help="ADAPTIVE_SEED of every crawl (default 0)")
-    parser.add_argument("--repeat", type=int, default=1, help="crawls per topic and strategy, to measure rerun variation")
     parser.add_argument(
-        "--order", choices=ORDERS, default="free",
+        "--repeat", type=int, default=1, help="crawls per topic and strategy, to measure rerun variation"
+    )
+    parser.add_argument(
+        "--order",
+        choices=ORDERS,
+        default="free",
         help="free (default): Scrapy as is, as users run it; lockstep: fetch order independent of timing, "
         "reruns identical (a diagnostic)",
     )
-    parser.add_argument("--window", type=int, default=0, help="lockstep: requests between release and completion (default CONCURRENT_REQUESTS)")
     parser.add_argument(
-        "--replay", default="", metavar="STRATEGIES",
+        "--window",
+        type=int,
+        default=0,
+        help="lockstep: requests between release and completion (default CONCURRENT_REQUESTS)",
+    )
+    parser.add_argument(
+        "--replay",
+        default="",
+        metavar="STRATEGIES",
         help="after each crawl of these strategies (comma-separated), stock Scrapy fetches the same URLs: "
         "pages/s on the very same pages (×same), the extension's own cost",
     )
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a further Scrapy setting for every crawl ({topic} in VALUE: the topic's id)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a further Scrapy setting for every crawl ({topic} in VALUE: the topic's id)",
+    )
     parser.add_argument("--folder", help="crawl this folder of HTML files as one site instead of the Debian packages")
     parser.add_argument("--host", default="site.test", help="host name of --folder (default site.test)")
-    parser.add_argument("--proxy", help="use this running offline web server (http://127.0.0.1:PORT) instead of starting one")
+    parser.add_argument(
+        "--proxy", help="use this running offline web server (http://127.0.0.1:PORT) instead of starting one"
+    )
     parser.add_argument(
         "--labels",
         help="check the labels computed from the topics' rules against this labels JSON file, or with "
@@ -116,22 +138,29 @@ def build_parser() -> argparse.ArgumentParser:
         "'none' skips the check)",
     )
     parser.add_argument(
-        "--labels-from", choices=LABEL_SOURCES,
+        "--labels-from",
+        choices=LABEL_SOURCES,
         help="rules: compute each topic's relevant pages from its label rule by walking the link graph "
         "(default on the small web); file: read them from the labels file, checking each page against "
         "the rule (default on the big web)",
     )
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help=f"output folder (default {DEFAULT_OUT.relative_to(PROJECT)})")
+    parser.add_argument(
+        "--out", default=str(DEFAULT_OUT), help=f"output folder (default {DEFAULT_OUT.relative_to(PROJECT)})"
+    )
     parser.add_argument("--traces", action="store_true", help="also write each crawl's fetch order (traces/*.txt)")
     parser.add_argument(
-        "--keywords", action="store_true",
+        "--keywords",
+        action="store_true",
         help="also give the spider the topic's keywords (default: the query alone, as a user types it)",
     )
     parser.add_argument(
-        "--no-warmup", action="store_true",
+        "--no-warmup",
+        action="store_true",
         help="skip the warm-up (the server reads every page once, one short unmeasured crawl) before measuring",
     )
-    parser.add_argument("--progress-interval", type=float, default=5.0, help="seconds between progress lines off a terminal")
+    parser.add_argument(
+        "--progress-interval", type=float, default=5.0, help="seconds between progress lines off a terminal"
+    )
     return parser
 
 
@@ -168,8 +197,10 @@ def check_arguments(args) -> tuple[list[str], dict, list[str]]:
     if args.window < 0:
         raise BadInput(f"--window: must be >= 0, got {args.window}")
     if not args.topics:
-        raise BadInput(f"--topics: no topics file given and ../shared/{'bigweb' if args.web == 'big' else 'webbench'}"
-                       "/topics-dev.json not found")
+        raise BadInput(
+            f"--topics: no topics file given and ../shared/{'bigweb' if args.web == 'big' else 'webbench'}"
+            "/topics-dev.json not found"
+        )
     extra = {}
     for item in args.set:
         name, equals, value = item.partition("=")
@@ -214,7 +245,9 @@ def load_web(args):
         raise BadInput(f"--folder: {error}" if args.folder else str(error)) from None
 
 
-def labels_from_file(labeler: Labeler, topics: list[Topic], labels_path: str | None, topics_path: str) -> dict[str, set[str]]:
+def labels_from_file(
+    labeler: Labeler, topics: list[Topic], labels_path: str | None, topics_path: str
+) -> dict[str, set[str]]:
     """Each topic's relevant pages as a labels file lists them, each checked against the web and the rule.
 
     A listed page must be an HTML page the web answers with status 200 and match its
@@ -243,11 +276,15 @@ def labels_from_file(labeler: Labeler, topics: list[Topic], labels_path: str | N
                 f"(e.g. {problems[:2]}); is the offline web as specified?"
             )
         labels[topic.id] = set(urls)
-    print(f"labels: read from {path} for {len(topics)} topic(s); every page served and matching its rule", file=sys.stderr)
+    print(
+        f"labels: read from {path} for {len(topics)} topic(s); every page served and matching its rule", file=sys.stderr
+    )
     return labels
 
 
-def compute_labels(labeler: Labeler, topics: list[Topic], labels_path: str | None, topics_path: str) -> dict[str, set[str]]:
+def compute_labels(
+    labeler: Labeler, topics: list[Topic], labels_path: str | None, topics_path: str
+) -> dict[str, set[str]]:
     """Each topic's relevant pages from its rule, checked against a labels file when there is one."""
     labels = {}
     for topic in topics:
@@ -282,7 +319,7 @@ def _reference_labels(labels_path: str | None, topics_path: str):
         name = Path(topics_path).name
         if not name.startswith("topics"):
             return None
-        candidate = Path(topics_path).with_name("labels" + name[len("topics"):])
+        candidate = Path(topics_path).with_name("labels" + name[len("topics") :])
         if not candidate.is_file():
             return None
         labels_path = str(candidate)
@@ -345,7 +382,18 @@ def _git_commit() -> str | None:
 class Session:
     """The sequence of crawls of one harness run, and its clean interruption by Ctrl-C."""
 
-    def __init__(self, topics, labels, strategies, options: CrawlOptions, repeat: int, results: Results, out: Path, progress, traces: bool):
+    def __init__(
+        self,
+        topics,
+        labels,
+        strategies,
+        options: CrawlOptions,
+        repeat: int,
+        results: Results,
+        out: Path,
+        progress,
+        traces: bool,
+    ):
         self.topics = topics
         self.labels = labels
         self.strategies = strategies
@@ -389,7 +437,9 @@ class Session:
         if run.finish_reason == INTERRUPTED_REASON:
             self.progress.note(f"{topic.id} {strategy}: interrupted after {len(run.fetched)} pages, not in the table")
             self.results.interrupted_run = {
-                "topic": topic.id, "strategy": strategy, **run.metrics(relevant, self.options.budget, self.results.cutoffs),
+                "topic": topic.id,
+                "strategy": strategy,
+                **run.metrics(relevant, self.options.budget, self.results.cutoffs),
             }
             return
         self.results.topics[topic.id].add(run)
@@ -400,7 +450,9 @@ class Session:
         if self.traces:
             folder = self.out / "traces"
             folder.mkdir(exist_ok=True)
-            (folder / f"{topic.id}-{strategy}-{repeat + 1}.txt").write_text("\n".join(run.fetched) + "\n", encoding="utf-8")
+            (folder / f"{topic.id}-{strategy}-{repeat + 1}.txt").write_text(
+                "\n".join(run.fetched) + "\n", encoding="utf-8"
+            )
 
     async def _replay(self, topic: Topic, strategy: str, repeat: int, run, relevant: set[str]) -> None:
         urls = run.fetched[: self.options.budget]
@@ -515,7 +567,9 @@ def main(argv: list[str] | None = None) -> int:
                 if session.warmup:
                     # the link graph's URLs, or with labels from a file the labelled pages
                     known = labeler.known_urls() or sorted(set().union(*labels.values()))
-                    served = [url for url in known if labeler.web.site_of(url) is not None and not labeler.web.delay(url)]
+                    served = [
+                        url for url in known if labeler.web.site_of(url) is not None and not labeler.web.delay(url)
+                    ]
                     progress.note(f"warm-up: the server reads {len(served)} URLs once")
                     warm_server(proxy, served)
                 _use_proxy(proxy)
@@ -553,7 +607,9 @@ def write_outputs(results: Results, out: Path) -> None:
         print(f"\nwritten: {out / 'results.json'}, {out / 'results.md'}", file=sys.stderr)
         print(PLOTS_SKIPPED, file=sys.stderr)
     else:
-        print(f"\nwritten: {out / 'results.json'}, {out / 'results.md'}, {len(plots)} plot(s) in {out}", file=sys.stderr)
+        print(
+            f"\nwritten: {out / 'results.json'}, {out / 'results.md'}, {len(plots)} plot(s) in {out}", file=sys.stderr
+        )
 
 
 def _use_proxy(proxy: str) -> None:

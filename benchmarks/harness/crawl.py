@@ -12,8 +12,8 @@ With ``order="lockstep"`` the fetch order is pinned (see
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from scrapy import Request, signals
 from scrapy.crawler import CrawlerRunner

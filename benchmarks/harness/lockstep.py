@@ -86,7 +86,9 @@ class Lockstep:
     def of(cls, crawler) -> Lockstep:
         lockstep = getattr(crawler, "_harness_lockstep", None)
         if lockstep is None:
-            lockstep = cls(crawler.settings.getint("HARNESS_LOCKSTEP_WINDOW") or crawler.settings.getint("CONCURRENT_REQUESTS"))
+            lockstep = cls(
+                crawler.settings.getint("HARNESS_LOCKSTEP_WINDOW") or crawler.settings.getint("CONCURRENT_REQUESTS")
+            )
             crawler._harness_lockstep = lockstep
         return lockstep
 

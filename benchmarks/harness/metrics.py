@@ -157,10 +157,10 @@ def summarize(results: dict, strategies: list[str]) -> str:
     for topic, by_strategy in results.items():
         for strategy in strategies:
             m = by_strategy[strategy]
-            lines.append(f"{topic:<20} {strategy:<11} " + " ".join(f"{str(m[c]):>8}" for c in columns))
+            lines.append(f"{topic:<20} {strategy:<11} " + " ".join(f"{m[c]!s:>8}" for c in columns))
     lines.append("mean (N never reached counts as the budget + 1)")
     for strategy in strategies:
         budget = next(iter(results.values()))[strategy].get("budget", 1000)
         mean = mean_metrics([by[strategy] for by in results.values()], budget)
-        lines.append(f"{'mean':<20} {strategy:<11} " + " ".join(f"{str(mean[c]):>8}" for c in columns))
+        lines.append(f"{'mean':<20} {strategy:<11} " + " ".join(f"{mean[c]!s:>8}" for c in columns))
     return "\n".join(lines)

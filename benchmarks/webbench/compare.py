@@ -103,7 +103,9 @@ def differences(reference: Answer, ours: Answer) -> list[str]:
     if reference.status != ours.status:
         found.append(f"status {reference.status} vs {ours.status}")
     elif reference.content != ours.content:
-        found.append(f"{'body' if reference.status == 200 else 'header'} {reference.content[:60]} vs {ours.content[:60]}")
+        found.append(
+            f"{'body' if reference.status == 200 else 'header'} {reference.content[:60]} vs {ours.content[:60]}"
+        )
     if not same_delay(reference, ours):
         found.append(f"delay {reference.seconds:.2f} s vs {ours.seconds:.2f} s")
     return found
@@ -152,10 +154,14 @@ def directories(site: Site, rng: random.Random) -> list[str]:
 
 def made_urls(web: OfflineWeb, rng: random.Random) -> list[tuple[str, str]]:
     """URLs made to hit each rule of the server, with their category."""
-    urls: list[tuple[str, str]] = [("hub", "http://hub.test/"), ("hub", "http://hub.test/index.html"),
-                                   ("hub", "http://hub.test/robots.txt"), ("hub", "http://hub.test/other.html"),
-                                   ("unknown host", "http://nowhere.test/"),
-                                   ("unknown host", "http://www.example.org/index.html")]
+    urls: list[tuple[str, str]] = [
+        ("hub", "http://hub.test/"),
+        ("hub", "http://hub.test/index.html"),
+        ("hub", "http://hub.test/robots.txt"),
+        ("hub", "http://hub.test/other.html"),
+        ("unknown host", "http://nowhere.test/"),
+        ("unknown host", "http://www.example.org/index.html"),
+    ]
     for site in web.sites:
         origin = f"http://{site.host}"
         urls += [
@@ -181,16 +187,21 @@ def made_urls(web: OfflineWeb, rng: random.Random) -> list[tuple[str, str]]:
 
 # Hosts whose folders are walked for directories (a walk of every site's folder is slow).
 DIRECTORY_HOSTS = {
-    "docutils.sourceforge.test", "en.cppreference.test", "doc.qt.test", "docs.scipy.test",
-    "www.erlang.test", "www.boost.test", "httpd.apache.test", "docs.oracle.test", "git-scm.test",
+    "docutils.sourceforge.test",
+    "en.cppreference.test",
+    "doc.qt.test",
+    "docs.scipy.test",
+    "www.erlang.test",
+    "www.boost.test",
+    "httpd.apache.test",
+    "docs.oracle.test",
+    "git-scm.test",
 }
 
 
 def html_files_under(site: Site, path: str, rng: random.Random, count: int) -> list[str]:
-    folder = os.path.join(site.root, path[len(site.mount):])
-    pages = sorted(
-        os.path.join(d, n) for d, _, names in os.walk(folder) for n in names if n.endswith(HTML_SUFFIXES)
-    )
+    folder = os.path.join(site.root, path[len(site.mount) :])
+    pages = sorted(os.path.join(d, n) for d, _, names in os.walk(folder) for n in names if n.endswith(HTML_SUFFIXES))
     return [site.base_url + quote(os.path.relpath(p, site.root)) for p in rng.sample(pages, min(count, len(pages)))]
 
 
@@ -261,6 +272,7 @@ class ReferenceServer:
 
 def compare(urls: list[tuple[str, str]], reference_port: int, our_port: int) -> list[tuple[str, str, Answer, Answer]]:
     """Every URL asked of both servers (in parallel, ``WORKERS`` at a time each)."""
+
     def both(item):
         category, url = item
         return category, url, fetch(reference_port, url), fetch(our_port, url)
@@ -303,13 +315,17 @@ def report(rows, web: OfflineWeb) -> int:
     print(f"{'category':<18} {'URLs':>5} {'agree':>6}")
     for category, count in sorted(by_category.items(), key=lambda item: -item[1]):
         print(f"{category:<18} {count:>5} {agreeing[category]:>6}")
-    print(f"statuses (reference): {dict(sorted(statuses.items()))}; delay classes: {dict(delayed)}; "
-          f"largest gap between two delayed answers: {largest_gap:.3f} s")
+    print(
+        f"statuses (reference): {dict(sorted(statuses.items()))}; delay classes: {dict(delayed)}; "
+        f"largest gap between two delayed answers: {largest_gap:.3f} s"
+    )
     if problems:
         print(f"disagreements ({len(problems)}):")
         print("\n".join(problems[:40]))
-    print(f"agreement: {agreed}/{total} URLs ({100 * agreed / total:.1f}%) on status, body/Location/Retry-After "
-          "and delay class")
+    print(
+        f"agreement: {agreed}/{total} URLs ({100 * agreed / total:.1f}%) on status, body/Location/Retry-After "
+        "and delay class"
+    )
     return total - agreed
 
 

@@ -21,8 +21,8 @@ import re
 import sys
 import time
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 from urllib.parse import urljoin, urlsplit
 
 import lxml.etree
@@ -216,8 +216,10 @@ def main(argv: list[str] | None = None) -> int:
     for path in broken[:20]:
         print(f"  {path}")
     print(f"breadth-first crawl from {args.start} ({elapsed:.1f} s)")
-    print(f"  fetched URLs                                  {len(graph.status):>7,}"
-          f"  by status: {dict(sorted(statuses.items()))}")
+    print(
+        f"  fetched URLs                                  {len(graph.status):>7,}"
+        f"  by status: {dict(sorted(statuses.items()))}"
+    )
     print(f"  not fetched: disallowed by robots.txt         {len(graph.blocked):>7,}")
     print(f"  HTML pages (status 200)                       {len(graph.pages):>7,}")
     hosts = [site.host for site in web.sites] + ([urlsplit(web.hub_url).hostname] if web.hub_url else [])

@@ -68,7 +68,7 @@ class OfflineWebHandler(BaseHTTPRequestHandler):
         self.wfile.write(head + response.body if with_body else head)
         self.log_request(response.status, len(response.body))
 
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 (BaseHTTPRequestHandler's name)
+    def log_message(self, format: str, *args) -> None:  # BaseHTTPRequestHandler's name
         if self.server.verbose:
             super().log_message(format, *args)
 
@@ -109,7 +109,7 @@ class OfflineWebServer(ThreadingHTTPServer):
             self._connections.discard(request)
         super().shutdown_request(request)
 
-    def start(self) -> "OfflineWebServer":
+    def start(self) -> OfflineWebServer:
         """Serve in a background daemon thread."""
         self._thread = threading.Thread(
             target=self.serve_forever, kwargs={"poll_interval": 0.05}, name=f"offline-web:{self.port}", daemon=True

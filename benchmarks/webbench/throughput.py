@@ -15,9 +15,9 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import scrapy
 from scrapy.crawler import CrawlerProcess
@@ -113,9 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folder", help="serve this folder of HTML files instead of the Debian packages")
     parser.add_argument("--host", default="site.test", help="host name of --folder")
     parser.add_argument(
-        "--fixed", action="store_true",
+        "--fixed",
+        action="store_true",
         help="fetch the first --pages URLs of a breadth-first crawl instead of following links: "
-             "the same pages on every run, to compare servers",
+        "the same pages on every run, to compare servers",
     )
     args = parser.parse_args(argv)
     urls = fixed_urls(args.start, args.pages, args.folder, args.host) if args.fixed else None

@@ -107,43 +107,80 @@ def _debian(host, mount, root, title, package, public_urls, start="index.html", 
 # The spec's ten sites, in the hub's order.
 DEBIAN_SITES: tuple[Site, ...] = (
     _debian(
-        "docs.python.test", "/3/", "python3.11/html", "Python 3.11 documentation", "python3.11-doc",
+        "docs.python.test",
+        "/3/",
+        "python3.11/html",
+        "Python 3.11 documentation",
+        "python3.11-doc",
         ["docs.python.org/3/"],
         disk_aliases=("/usr/share/doc/python3-doc/html",),
         disallow=("/3/whatsnew/",),
     ),
     _debian(
-        "www.postgresql.test", "/docs/15/", "postgresql-doc-15/html", "PostgreSQL 15 documentation",
-        "postgresql-doc-15", ["www.postgresql.org/docs/current/", "www.postgresql.org/docs/15/"],
+        "www.postgresql.test",
+        "/docs/15/",
+        "postgresql-doc-15/html",
+        "PostgreSQL 15 documentation",
+        "postgresql-doc-15",
+        ["www.postgresql.org/docs/current/", "www.postgresql.org/docs/15/"],
     ),
     _debian(
-        "docs.djangoproject.test", "/en/3.2/", "python-django-doc/html", "Django 3.2 documentation",
-        "python-django-doc", ["docs.djangoproject.com/en/3.2/"],
+        "docs.djangoproject.test",
+        "/en/3.2/",
+        "python-django-doc/html",
+        "Django 3.2 documentation",
+        "python-django-doc",
+        ["docs.djangoproject.com/en/3.2/"],
     ),
     _debian("git-scm.test", "/docs/", "git-doc", "Git reference manual", "git-doc", ["git-scm.com/docs/"]),
     _debian(
-        "www.sphinx-doc.test", "/en/master/", "sphinx-doc/html", "Sphinx documentation", "sphinx-doc",
+        "www.sphinx-doc.test",
+        "/en/master/",
+        "sphinx-doc/html",
+        "Sphinx documentation",
+        "sphinx-doc",
         ["www.sphinx-doc.org/en/master/"],
     ),
     _debian(
-        "docs.scrapy.test", "/en/latest/", "python-scrapy-doc/html", "Scrapy 2.8 documentation",
-        "python-scrapy-doc", ["docs.scrapy.org/en/latest/"],
+        "docs.scrapy.test",
+        "/en/latest/",
+        "python-scrapy-doc/html",
+        "Scrapy 2.8 documentation",
+        "python-scrapy-doc",
+        ["docs.scrapy.org/en/latest/"],
     ),
     _debian(
-        "scikit-learn.test", "/stable/", "python-sklearn-doc/html", "scikit-learn 1.2 documentation",
-        "python-sklearn-doc", ["scikit-learn.org/stable/"],
+        "scikit-learn.test",
+        "/stable/",
+        "python-sklearn-doc/html",
+        "scikit-learn 1.2 documentation",
+        "python-sklearn-doc",
+        ["scikit-learn.org/stable/"],
     ),
     _debian(
-        "flask.palletsprojects.test", "/en/2.2.x/", "python-flask-doc/html", "Flask 2.2 documentation",
-        "python-flask-doc", ["flask.palletsprojects.com/en/2.2.x/"],
+        "flask.palletsprojects.test",
+        "/en/2.2.x/",
+        "python-flask-doc/html",
+        "Flask 2.2 documentation",
+        "python-flask-doc",
+        ["flask.palletsprojects.com/en/2.2.x/"],
     ),
     _debian(
-        "requests.readthedocs.test", "/en/latest/", "python-requests-doc/html", "Requests: HTTP for Humans",
-        "python-requests-doc", ["requests.readthedocs.io/en/latest/"],
+        "requests.readthedocs.test",
+        "/en/latest/",
+        "python-requests-doc/html",
+        "Requests: HTTP for Humans",
+        "python-requests-doc",
+        ["requests.readthedocs.io/en/latest/"],
     ),
     _debian(
-        "docutils.sourceforge.test", "/", "docutils-doc", "Docutils documentation", "docutils-doc",
-        ["docutils.sourceforge.io/"], start="docs/index.html",
+        "docutils.sourceforge.test",
+        "/",
+        "docutils-doc",
+        "Docutils documentation",
+        "docutils-doc",
+        ["docutils.sourceforge.io/"],
+        start="docs/index.html",
     ),
 )
 
@@ -271,7 +308,7 @@ class PrefixRewriter:
         if self._keep and value.startswith(self._keep):
             return None
         match = self._alias.match(value)
-        return self._local[match.group()] + value[match.end():] if match else None
+        return self._local[match.group()] + value[match.end() :] if match else None
 
     def _replace(self, match: re.Match) -> bytes:
         local = self.local_url(match.group("value").decode("latin-1"))
@@ -299,7 +336,7 @@ def hub_page(sites: Sequence[Site]) -> bytes:
     return (
         f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{HUB_TITLE}</title></head>\n'
         f"<body><h1>{HUB_TITLE}</h1>\n<ul>\n{items}\n</ul>\n</body></html>\n"
-    ).encode("utf-8")
+    ).encode()
 
 
 def robots_txt(site: Site) -> bytes:
@@ -317,7 +354,8 @@ def not_found(url: str) -> WebResponse:
 
 def not_served(url: str) -> WebResponse:
     return make_response(
-        501, f"501 Not Implemented: https is not served by the offline web: {url}\n".encode("utf-8", "replace"),
+        501,
+        f"501 Not Implemented: https is not served by the offline web: {url}\n".encode("utf-8", "replace"),
         "text/plain; charset=utf-8",
     )
 
@@ -327,7 +365,7 @@ def unavailable(url: str) -> WebResponse:
 
 
 def redirect(location: str) -> WebResponse:
-    body = f'<a href="{escape(location)}">Moved Permanently</a>\n'.encode("utf-8")
+    body = f'<a href="{escape(location)}">Moved Permanently</a>\n'.encode()
     return make_response(301, body, "text/html; charset=utf-8", Location=location)
 
 
@@ -395,8 +433,7 @@ class OfflineWeb:
             if len(packages) == len(missing):
                 raise MissingPackagesError(packages)
             raise FileNotFoundError(
-                "offline web: start page missing: "
-                + ", ".join(os.path.join(site.root, site.start) for site in missing)
+                "offline web: start page missing: " + ", ".join(os.path.join(site.root, site.start) for site in missing)
             )
         hosts = [site.host for site in sites] + ([HUB_HOST] if hub else [])
         duplicates = sorted({host for host in hosts if hosts.count(host) > 1})
@@ -424,7 +461,7 @@ class OfflineWeb:
         public_urls: Sequence[str] = (),
         disallow: Sequence[str] = (),
         hub: bool = True,
-    ) -> "OfflineWeb":
+    ) -> OfflineWeb:
         """Serve any folder of HTML files as one site at ``http://host/`` (plus the hub)."""
         given = Path(path).expanduser().absolute()
         folder = given.resolve()
@@ -465,7 +502,8 @@ class OfflineWeb:
         for site in self.sites:
             for folder, _, names in os.walk(site.root):
                 broken += [
-                    path for path in (os.path.join(folder, name) for name in names)
+                    path
+                    for path in (os.path.join(folder, name) for name in names)
                     if os.path.islink(path) and not os.path.exists(path)
                 ]
         return broken
@@ -510,12 +548,16 @@ class OfflineWeb:
         if path == "/robots.txt":
             return make_response(200, robots_txt(site), "text/plain; charset=utf-8")
         if site is self._hub:
-            return self._hub_page if path == "/" or (path == "/index.html" and self.paths.hub_index_html) else not_found(url)
+            return (
+                self._hub_page
+                if path == "/" or (path == "/index.html" and self.paths.hub_index_html)
+                else not_found(url)
+            )
         if path in ("/", site.mount, site.mount.rstrip("/")):
             return redirect(origin + site.mount + site.start)
         if not path.startswith(site.mount):
             return not_found(url)
-        return self._serve_file(site, path[len(site.mount):], origin, url)
+        return self._serve_file(site, path[len(site.mount) :], origin, url)
 
     def _unavailable(self, site: Site, path: str) -> bool:
         """Whether an unreliable host answers 503 to ``path`` (as requested, not yet unquoted)."""

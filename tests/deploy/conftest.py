@@ -38,7 +38,9 @@ SCRAPYD_REQUIREMENTS = ["scrapyd>=1.5,<2", "scrapyd-client>=2,<3", "setuptools>=
 #: region (60 pages) lies behind generic hubs; a focused crawl has all of it by
 #: then (in about 115 fetches), a breadth-first crawl none (it starts after ~300).
 BUDGET = 150
-_IGNORED = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", "*.egg-info", "build", "dist", ".venv", "*.jsonl", ".scrapy", "out")
+_IGNORED = shutil.ignore_patterns(
+    ".git", "__pycache__", "*.pyc", "*.egg-info", "build", "dist", ".venv", "*.jsonl", ".scrapy", "out"
+)
 
 
 def clean_env(**extra) -> dict:
@@ -88,7 +90,13 @@ def small_site():
 
 
 def start_crawl(
-    spider: str, out: Path, *arguments: str, cwd: Path = PROJECT, self_stop: bool = False, log_level: str = "INFO", **env
+    spider: str,
+    out: Path,
+    *arguments: str,
+    cwd: Path = PROJECT,
+    self_stop: bool = False,
+    log_level: str = "INFO",
+    **env,
 ) -> subprocess.Popen:
     """Start ``scrapy crawl`` in a subprocess (no robots.txt): items to ``out``, log beside it.
     Budget only unless ``self_stop`` (these crawls are compared page for page)."""
@@ -116,7 +124,11 @@ def focused_reference(small_site, tmp_path_factory) -> set[str]:
     """Relevant pages ``scrapy crawl focused`` fetches within the budget."""
     site, url = small_site
     out = tmp_path_factory.mktemp("reference") / "pages.jsonl"
-    items, _ = finish(start_crawl("focused", out, "-a", f"query={QUERY}", "-a", f"start_urls={url}", "-s", f"CLOSESPIDER_PAGECOUNT={BUDGET}"))
+    items, _ = finish(
+        start_crawl(
+            "focused", out, "-a", f"query={QUERY}", "-a", f"start_urls={url}", "-s", f"CLOSESPIDER_PAGECOUNT={BUDGET}"
+        )
+    )
     return {item["url"] for item in items} & relevant_urls(site, url)
 
 
@@ -153,7 +165,9 @@ def scrapyd_venv() -> Path:
                 text=True,
             )
             if install.returncode:
-                raise ScrapydUnavailable(f"cannot build the Scrapyd environment: {install.stderr.strip().splitlines()[-1:]}")
+                raise ScrapydUnavailable(
+                    f"cannot build the Scrapyd environment: {install.stderr.strip().splitlines()[-1:]}"
+                )
             (venv / "ready").write_text("\n".join(requirements), encoding="utf-8")
     return venv
 
@@ -232,7 +246,11 @@ def scrapyd_server(tmp_path_factory):
     with open(home / "scrapyd.out", "wb") as output:
         # Unbuffered: the tests read jobs' stderr lines from scrapyd's own log.
         process = subprocess.Popen(
-            [venv / "bin" / "scrapyd"], cwd=home, stdout=output, stderr=subprocess.STDOUT, env=clean_env(PYTHONUNBUFFERED="1")
+            [venv / "bin" / "scrapyd"],
+            cwd=home,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env=clean_env(PYTHONUNBUFFERED="1"),
         )
     server = Scrapyd(f"http://127.0.0.1:{port}/", home, venv)
     deadline = time.monotonic() + 30
@@ -276,4 +294,10 @@ def deploy(project_copy: Path, scrapyd: Scrapyd) -> None:
     if "[deploy:test]" not in text:
         config.write_text(f"{text}\n[deploy:test]\nurl = {scrapyd.url}\nproject = adaptive_spider\n", encoding="utf-8")
     if "adaptive_spider" not in scrapyd.get_json("listprojects.json")["projects"]:
-        subprocess.run([scrapyd.venv / "bin" / "scrapyd-deploy", "test"], cwd=project_copy, check=True, capture_output=True, env=clean_env())
+        subprocess.run(
+            [scrapyd.venv / "bin" / "scrapyd-deploy", "test"],
+            cwd=project_copy,
+            check=True,
+            capture_output=True,
+            env=clean_env(),
+        )

@@ -18,7 +18,6 @@ from scrapy.exceptions import CloseSpider
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
-from adaptive_spider.settings.config import ConfigError
 from adaptive_spider.demo.site import QUERY, DemoSite, serve
 from adaptive_spider.distributed.coordination import WorkerRegistry
 from adaptive_spider.distributed.localredis import LocalRedis, free_port
@@ -29,6 +28,7 @@ from adaptive_spider.frontier.domains import DomainProfiles
 from adaptive_spider.frontier.learn.qnet import QNetwork
 from adaptive_spider.relevance.pagetext import PageFields
 from adaptive_spider.relevance.scoring import QueryTerms, RelevanceScorer
+from adaptive_spider.settings.config import ConfigError
 from spiders.focused import FocusedSpider
 from tests.conftest import crawl_test, project_settings, run_crawl
 from tests.deploy.conftest import PROJECT, clean_env, finish, read_jsonl, start_crawl
@@ -209,7 +209,9 @@ def shared_crawls(tmp_path_factory):
             redis_server = stack.enter_context(LocalRedis())
             workers = start_workers(2, url, redis_server.url, tmp_path_factory.mktemp(name), *settings)
             running[name] = (site, served, workers, redis_server.url)
-        yield {name: (site, served, wait_workers(workers), url) for name, (site, served, workers, url) in running.items()}
+        yield {
+            name: (site, served, wait_workers(workers), url) for name, (site, served, workers, url) in running.items()
+        }
 
 
 def fetches_to_reach(paths, relevant, share):
@@ -262,8 +264,12 @@ async def test_an_unreachable_redis_closes_the_crawl_with_its_reason(small_site)
 
 
 def worker(redis_url: str, query: str = QUERY) -> tuple[DistributedScheduler, FocusedSpider]:
-    crawler = get_crawler(FocusedSpider, {"REDIS_URL": redis_url, "ADAPTIVE_QUERY": query, "ADAPTIVE_DISTRIBUTED_BATCH": 4})
-    return DistributedScheduler.from_crawler(crawler), FocusedSpider.from_crawler(crawler, start_urls="http://127.0.0.1:9/")
+    crawler = get_crawler(
+        FocusedSpider, {"REDIS_URL": redis_url, "ADAPTIVE_QUERY": query, "ADAPTIVE_DISTRIBUTED_BATCH": 4}
+    )
+    return DistributedScheduler.from_crawler(crawler), FocusedSpider.from_crawler(
+        crawler, start_urls="http://127.0.0.1:9/"
+    )
 
 
 def open_worker(redis_url: str) -> DistributedScheduler:

@@ -35,9 +35,16 @@ def dropin_crawls(small_site, tmp_path_factory, request) -> dict[str, tuple[list
     directory = tmp_path_factory.mktemp("dropin")
     running = {
         name: start_crawl(
-            spider, directory / f"{name}.jsonl", "-a", f"url={url}", "-s", f"CLOSESPIDER_PAGECOUNT={BUDGET}",
-            cwd=PLAIN_PROJECT, SCRAPY_PROJECT=profile, PYTHONPATH=str(PROJECT),
-        )  # fmt: skip
+            spider,
+            directory / f"{name}.jsonl",
+            "-a",
+            f"url={url}",
+            "-s",
+            f"CLOSESPIDER_PAGECOUNT={BUDGET}",
+            cwd=PLAIN_PROJECT,
+            SCRAPY_PROJECT=profile,
+            PYTHONPATH=str(PROJECT),
+        )
         for name, (spider, profile) in VARIANTS.items()
     }
     request.getfixturevalue("focused_reference")

@@ -65,7 +65,11 @@ def distributions(module: str) -> set[str]:
 def test_the_runtime_dependencies_are_what_the_package_imports():
     declared = {requirement_name(requirement) for requirement in PYPROJECT["project"]["dependencies"]}
     extras = PYPROJECT["project"]["optional-dependencies"]
-    optional = {requirement_name(requirement) for name in ("javascript", "distributed", "classifier", "embedding") for requirement in extras[name]}
+    optional = {
+        requirement_name(requirement)
+        for name in ("javascript", "distributed", "classifier", "embedding")
+        for requirement in extras[name]
+    }
     eager: set[str] = set()
     lazy: set[str] = set()
     for path in (PROJECT / "adaptive_spider").rglob("*.py"):

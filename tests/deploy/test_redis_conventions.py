@@ -151,4 +151,6 @@ def test_two_scrapyd_jobs_with_different_queries_share_one_redis_without_collidi
         assert connection.get(f"{prefix}:query").decode() == JOBS[name][0]
         assert json.loads(connection.get(f"{prefix}:stop"))["reason"] == "finished"
     # Nothing under the prefix a crawl outside Scrapyd would use.
-    assert connection.keys("adaptive:focused:*") and not connection.exists("adaptive:focused:queue", "adaptive:focused:stop")
+    assert connection.keys("adaptive:focused:*") and not connection.exists(
+        "adaptive:focused:queue", "adaptive:focused:stop"
+    )

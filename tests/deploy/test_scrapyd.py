@@ -44,7 +44,11 @@ with tempfile.TemporaryDirectory() as directory:
 
 def source_files(package: str) -> set[str]:
     root = PROJECT / package
-    return {path.relative_to(PROJECT).as_posix() for path in root.rglob("*") if path.is_file() and "__pycache__" not in path.parts}
+    return {
+        path.relative_to(PROJECT).as_posix()
+        for path in root.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
 
 
 def test_package_code_reads_no_file_beside_its_modules():
@@ -62,7 +66,11 @@ def test_package_code_reads_no_file_beside_its_modules():
 def test_the_egg_holds_the_project_and_its_data_reads_from_the_zip(project_copy, scrapyd_env, tmp_path):
     egg = tmp_path / "adaptive_spider.egg"
     build = subprocess.run(
-        [scrapyd_env / "bin" / "scrapyd-deploy", f"--build-egg={egg}"], cwd=project_copy, capture_output=True, text=True, env=clean_env()
+        [scrapyd_env / "bin" / "scrapyd-deploy", f"--build-egg={egg}"],
+        cwd=project_copy,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
     )
     assert build.returncode == 0, build.stderr
     with zipfile.ZipFile(egg) as archive:
@@ -74,9 +82,20 @@ def test_the_egg_holds_the_project_and_its_data_reads_from_the_zip(project_copy,
     assert "settings = settings_profiles.default" in entry_points  # what scrapyd's runner reads
 
     # Outside the egg, the Scrapyd environment has no adaptive_spider at all.
-    bare = subprocess.run([scrapyd_env / "bin" / "python", "-c", "import adaptive_spider"], cwd=tmp_path, capture_output=True, env=clean_env())
+    bare = subprocess.run(
+        [scrapyd_env / "bin" / "python", "-c", "import adaptive_spider"],
+        cwd=tmp_path,
+        capture_output=True,
+        env=clean_env(),
+    )
     assert bare.returncode != 0
-    run = subprocess.run([scrapyd_env / "bin" / "python", "-c", EGG_CHECK, str(egg)], cwd=tmp_path, capture_output=True, text=True, env=clean_env())
+    run = subprocess.run(
+        [scrapyd_env / "bin" / "python", "-c", EGG_CHECK, str(egg)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+    )
     assert run.returncode == 0, run.stderr
     served = {line.split()[0]: line.split()[1:] for line in run.stdout.splitlines()}
     static = PROJECT / "adaptive_spider" / "search" / "static"
@@ -103,7 +122,11 @@ def test_a_scrapyd_job_runs_a_focused_crawl(project_copy, scrapyd, small_site, f
     site, url = small_site
     add_deploy_target(project_copy, scrapyd.url)
     deploy = subprocess.run(
-        [scrapyd.venv / "bin" / "scrapyd-deploy", "test", "--version", "1"], cwd=project_copy, capture_output=True, text=True, env=clean_env()
+        [scrapyd.venv / "bin" / "scrapyd-deploy", "test", "--version", "1"],
+        cwd=project_copy,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
     )
     assert deploy.returncode == 0, deploy.stderr
     response = json.loads(deploy.stdout)  # scrapyd listed the egg's spiders to accept it
@@ -153,7 +176,9 @@ def job_output(scrapyd, job_id: str, timeout: float = 15) -> str:
 def test_a_job_without_a_query_fails_with_a_one_line_reason(project_copy, scrapyd, small_site):
     _, url = small_site
     deploy(project_copy, scrapyd)
-    scheduled = scrapyd.post("schedule.json", [("project", "adaptive_spider"), ("spider", "focused"), ("start_urls", url)])
+    scheduled = scrapyd.post(
+        "schedule.json", [("project", "adaptive_spider"), ("spider", "focused"), ("start_urls", url)]
+    )
     scrapyd.wait_for_job("adaptive_spider", scheduled["jobid"])
     output = job_output(scrapyd, scheduled["jobid"])
     assert 'error: query: missing or empty; run with -a query="what to crawl for"' in output, output
@@ -182,7 +207,12 @@ def test_a_scrapyd_job_chooses_a_profile_by_its_addon(project_copy, scrapyd, sma
     enabled = log.split("Enabled addons:", 1)[1].split("]", 1)[0]
     assert "adaptive_spider.profiles.PoliteAddon" in enabled and "DefaultProfileAddon" not in enabled
     overridden = log.split("Overridden settings:", 1)[1].split("}", 1)[0]
-    for setting in ("'CONCURRENT_REQUESTS_PER_DOMAIN': 1", "'DOWNLOAD_DELAY': 1.0", "'AUTOTHROTTLE_ENABLED': True", "'DEPTH_LIMIT': 50"):
+    for setting in (
+        "'CONCURRENT_REQUESTS_PER_DOMAIN': 1",
+        "'DOWNLOAD_DELAY': 1.0",
+        "'AUTOTHROTTLE_ENABLED': True",
+        "'DEPTH_LIMIT': 50",
+    ):
         assert setting in overridden, overridden
     assert "AdaptiveScheduler: strategy bestfirst" in log
     assert "'finish_reason': 'closespider_pagecount'" in log

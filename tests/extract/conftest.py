@@ -20,7 +20,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+    def log_message(self, format, *args):  # the base class's name
         pass
 
 

@@ -50,7 +50,9 @@ async def _crawl_both(crawl_template, template, url):
 
 @pytest_twisted.ensureDeferred
 async def test_content_written_by_javascript(fixture_site, crawl_template):
-    plain, rendered = await _crawl_both(crawl_template, EXAMPLES / "js-rendered.yaml", fixture_site + "js/rendered.html")
+    plain, rendered = await _crawl_both(
+        crawl_template, EXAMPLES / "js-rendered.yaml", fixture_site + "js/rendered.html"
+    )
     assert plain.documents == []
     found = {(d["title"], d["teacher"], d["seats"], d["ranking"]["seats"]) for d in rendered.documents}
     assert len(rendered.documents) == 5
@@ -67,7 +69,9 @@ async def test_content_loaded_by_scrolling(fixture_site, crawl_template):
 
 @pytest_twisted.ensureDeferred
 async def test_content_shown_after_a_click(fixture_site, crawl_template):
-    plain, rendered = await _crawl_both(crawl_template, EXAMPLES / "js-readmore.yaml", fixture_site + "js/readmore.html")
+    plain, rendered = await _crawl_both(
+        crawl_template, EXAMPLES / "js-readmore.yaml", fixture_site + "js/readmore.html"
+    )
     assert plain.documents == []
     assert len(rendered.documents) == 3
     assert {(d["title"], d["teaser"], d["full_text"]) for d in rendered.documents} == FIELD_NOTES

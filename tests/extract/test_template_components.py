@@ -65,8 +65,13 @@ def test_robots_location_middleware_rewrites_only_robots_requests():
     relocated = middleware.process_request(Request("http://a.test/robots.txt", meta=robots))
     assert relocated.url == "http://cdn.test/a-robots.txt"
     assert middleware.process_request(relocated) is None  # not rewritten twice
-    assert middleware.process_request(Request("http://b.test:81/robots.txt", meta=robots)).url == "http://b.test:81/seo/robots.txt"
-    assert middleware.process_request(Request("http://a.test/robots.txt")) is None  # a page, not Scrapy's robots request
+    assert (
+        middleware.process_request(Request("http://b.test:81/robots.txt", meta=robots)).url
+        == "http://b.test:81/seo/robots.txt"
+    )
+    assert (
+        middleware.process_request(Request("http://a.test/robots.txt")) is None
+    )  # a page, not Scrapy's robots request
     assert middleware.process_request(Request("http://a.test/page", meta=robots)) is None
 
 

@@ -53,15 +53,47 @@ UNIVERSITIES = [
 
 QUESTIONS = [
     # id, title, votes, ranking votes, answers, tags, page
-    (101, "How do I merge two dictionaries in a single expression?", "1.2k", 1200.0, 14, ["python", "dictionary"], "index.html"),
-    (102, "Why is processing a sorted array faster than an unsorted one?", "856", 856.0, 9, ["performance", "branch-prediction"], "index.html"),
+    (
+        101,
+        "How do I merge two dictionaries in a single expression?",
+        "1.2k",
+        1200.0,
+        14,
+        ["python", "dictionary"],
+        "index.html",
+    ),
+    (
+        102,
+        "Why is processing a sorted array faster than an unsorted one?",
+        "856",
+        856.0,
+        9,
+        ["performance", "branch-prediction"],
+        "index.html",
+    ),
     (103, "What does the yield keyword do?", "3,456", 3456.0, 31, ["python", "generator"], "index.html"),
     (104, "How to read a file line by line into a list?", "15", 15.0, 2, ["python", "file"], "index.html"),
     (105, "XPath: select an element by the text of a child", "0", 0.0, 0, ["xpath"], "index.html"),
     (106, "Scrapy spider returns nothing", "-2", -2.0, 1, ["scrapy"], "page-2.html"),
-    (107, "How do I undo the most recent local commits in Git?", "42", 42.0, 5, ["git", "version-control"], "page-2.html"),
+    (
+        107,
+        "How do I undo the most recent local commits in Git?",
+        "42",
+        42.0,
+        5,
+        ["git", "version-control"],
+        "page-2.html",
+    ),
     (108, "Regular expression to match a price with a currency sign", "7", 7.0, 3, ["regex"], "page-2.html"),
-    (109, "What is the difference between a process and a thread?", "2.5k", 2500.0, 22, ["multithreading", "process"], "page-2.html"),
+    (
+        109,
+        "What is the difference between a process and a thread?",
+        "2.5k",
+        2500.0,
+        22,
+        ["multithreading", "process"],
+        "page-2.html",
+    ),
     (110, "Lazy loading images: data-src or loading=lazy?", "11", 11.0, 4, ["html", "performance"], "page-2.html"),
 ]
 
@@ -125,7 +157,10 @@ async def test_ranked_table_of_universities(fixture_site, crawl_template):
     ]
     assert len(result.documents) == 15  # header and footer rows are not documents
     assert by_key(result.documents, "name") == by_key(with_sha1(expected, EXAMPLES / "universities.yaml"), "name")
-    assert pages_fetched(result, fixture_site, "universities/") == ["universities/index.html", "universities/page-2.html"]
+    assert pages_fetched(result, fixture_site, "universities/") == [
+        "universities/index.html",
+        "universities/page-2.html",
+    ]
 
 
 @pytest_twisted.ensureDeferred

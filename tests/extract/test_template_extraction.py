@@ -167,7 +167,11 @@ def test_attribute_text_and_urls_made_absolute_against_base():
         {"name": "link", "xpath": "//a/@href", "type": "link"},
     ]
     document = template(fields).extract(page)[0]
-    assert (document["date"], document["title"], document["link"]) == ("2024-05-01", "The X", "http://cdn.test/assets/x.html")
+    assert (document["date"], document["title"], document["link"]) == (
+        "2024-05-01",
+        "The X",
+        "http://cdn.test/assets/x.html",
+    )
 
 
 @pytest.mark.parametrize(

@@ -25,8 +25,17 @@ pytestmark = pytest.mark.benchmark
 
 def harness_command(site, topics, out, *extra):
     return [
-        sys.executable, "-m", "benchmarks.harness", "--folder", str(site), "--topics", str(topics),
-        "--out", str(out), "--no-warmup", *extra,
+        sys.executable,
+        "-m",
+        "benchmarks.harness",
+        "--folder",
+        str(site),
+        "--topics",
+        str(topics),
+        "--out",
+        str(out),
+        "--no-warmup",
+        *extra,
     ]
 
 
@@ -36,7 +45,21 @@ def smoke_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("demo")
     site, topics, demo = write_demo(folder, hubs_per_topic=2, articles_per_hub=12)
     out = folder / "out"
-    command = harness_command(site, topics, out, "--strategies", "tres,bfs,stock", "--budget", "120", "--repeat", "2", "--traces", "--order", "lockstep", "--keywords")
+    command = harness_command(
+        site,
+        topics,
+        out,
+        "--strategies",
+        "tres,bfs,stock",
+        "--budget",
+        "120",
+        "--repeat",
+        "2",
+        "--traces",
+        "--order",
+        "lockstep",
+        "--keywords",
+    )
     completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr[-2000:]
     return completed, out, demo
@@ -46,7 +69,19 @@ def test_table_has_a_row_per_strategy_and_the_mean(smoke_run):
     completed, _, demo = smoke_run
     lines = completed.stdout.splitlines()
     assert lines[0] == f"demo-astronomy ({len(demo.relevant)} relevant)"
-    assert lines[1].split() == ["strategy", "H@200", "H@500", "R@500", "R@1000", "N50", "N90", "pages/s", "×stock", "cpu×st", "finish"]
+    assert lines[1].split() == [
+        "strategy",
+        "H@200",
+        "H@500",
+        "R@500",
+        "R@1000",
+        "N50",
+        "N90",
+        "pages/s",
+        "×stock",
+        "cpu×st",
+        "finish",
+    ]
     rows = {line.split()[0]: line.split() for line in lines[2:5]}
     assert set(rows) == {"tres", "bfs", "stock"}
     assert all(row[-1] == "budget" for row in rows.values())
@@ -79,7 +114,10 @@ def test_json_holds_sane_metrics_and_identical_reruns(smoke_run):
     assert topic["runs"]["stock"][0]["query_learned"] == ""
     # What gave no page: the demo site serves every link and its robots.txt, fetched once.
     assert topic["runs"]["tres"][0]["failed_requests"] == {
-        "download_errors": 0, "robots_txt_errors": 0, "hosts_tried": 1, "unreachable_dropped": 0,
+        "download_errors": 0,
+        "robots_txt_errors": 0,
+        "hosts_tried": 1,
+        "unreachable_dropped": 0,
     }
     # What became of the links: the add-on drops a page's links to pages it sent before the scheduler.
     links = {strategy: topic["runs"][strategy][0]["links"] for strategy in ("tres", "stock")}
@@ -144,8 +182,18 @@ def test_failed_requests_are_read_from_the_crawl_stats():
         "robotstxt/request_count": 6,
         "adaptive/filtered/unreachable": 5,
     }
-    assert failed_requests(stats) == {"download_errors": 7, "robots_txt_errors": 4, "hosts_tried": 6, "unreachable_dropped": 5}
-    assert failed_requests({}) == {"download_errors": 0, "robots_txt_errors": 0, "hosts_tried": 0, "unreachable_dropped": 0}
+    assert failed_requests(stats) == {
+        "download_errors": 7,
+        "robots_txt_errors": 4,
+        "hosts_tried": 6,
+        "unreachable_dropped": 5,
+    }
+    assert failed_requests({}) == {
+        "download_errors": 0,
+        "robots_txt_errors": 0,
+        "hosts_tried": 0,
+        "unreachable_dropped": 0,
+    }
 
 
 @pytest.mark.parametrize(

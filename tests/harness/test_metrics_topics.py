@@ -89,7 +89,7 @@ def test_bad_topics_fail_with_one_line_naming_topic_and_field(tmp_path, change, 
 
 def test_unknown_topic_id_is_named(tmp_path):
     path = write_topics(tmp_path, [TOPIC])
-    with pytest.raises(TopicsError, match="--topic: not in .*: nope"):
+    with pytest.raises(TopicsError, match=r"--topic: not in .*: nope"):
         load_topics(path, ["nope"])
 
 

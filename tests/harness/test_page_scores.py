@@ -84,7 +84,10 @@ def test_a_relevance_model_scores_the_pages_as_in_a_crawl(traced_run, tmp_path):
 def test_a_misspelled_setting_or_a_folder_without_traces_is_a_clear_error(traced_run, tmp_path, capsys):
     out, _ = traced_run
     assert main([str(out), "--set", "ADAPTIVE_RELEVANCE_HALFF=0.2"]) == 2
-    assert "ADAPTIVE_RELEVANCE_HALFF is not an adaptive_spider setting; did you mean ADAPTIVE_RELEVANCE_HALF?" in capsys.readouterr().err
+    assert (
+        "ADAPTIVE_RELEVANCE_HALFF is not an adaptive_spider setting; did you mean ADAPTIVE_RELEVANCE_HALF?"
+        in capsys.readouterr().err
+    )
     assert main([str(tmp_path)]) == 2
     assert "not a harness output folder" in capsys.readouterr().err
 
@@ -93,5 +96,7 @@ def test_a_runs_relative_topics_file_is_found_from_another_folder(tmp_path, monk
     from benchmarks.page_scores import REPO, _topics_file
 
     monkeypatch.chdir(tmp_path)  # the harness ran from the repository's root; this runs elsewhere
-    assert _topics_file({"topics_file": "benchmarks/topics/heldout.json"}) == str(REPO / "benchmarks/topics/heldout.json")
+    assert _topics_file({"topics_file": "benchmarks/topics/heldout.json"}) == str(
+        REPO / "benchmarks/topics/heldout.json"
+    )
     assert _topics_file({"topics_file": "nowhere/topics.json"}) == "nowhere/topics.json"  # left for the clear error

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 
 import pytest
 
@@ -16,17 +17,25 @@ def reference_distances(x: str, y: str) -> tuple[int, int]:
     for j, char_y in enumerate(y, 1):
         current = [j] + [0] * len(x)
         for i, char_x in enumerate(x, 1):
-            current[i] = min(previous[i] + 1, current[i - 1] + 1,
-                             previous[i - 1] + (char_x != char_y))
+            current[i] = min(previous[i] + 1, current[i - 1] + 1, previous[i - 1] + (char_x != char_y))
         previous = current
         last_row.append(current[-1])
     return min(last_row), last_row[-1]
 
 
-@pytest.mark.parametrize(("x", "y", "ped"), [
-    ("frei", "freiburg", 0), ("freib", "frei", 1), ("invironment", "environment", 1),
-    ("uniwer", "university", 1), ("uniberty", "university", 3), ("", "abc", 0), ("abc", "", 3), ("bread", "breakfast", 1),
-])
+@pytest.mark.parametrize(
+    ("x", "y", "ped"),
+    [
+        ("frei", "freiburg", 0),
+        ("freib", "frei", 1),
+        ("invironment", "environment", 1),
+        ("uniwer", "university", 1),
+        ("uniberty", "university", 3),
+        ("", "abc", 0),
+        ("abc", "", 3),
+        ("bread", "breakfast", 1),
+    ],
+)
 def test_prefix_edit_distance_examples(x, y, ped):
     assert prefix_edit_distance(x, y)[0] == ped
 
@@ -45,8 +54,7 @@ def test_qgrams_are_padded_on_the_left_only():
 
 def test_count_filter_never_loses_a_word_within_the_distance():
     rng = random.Random(7)
-    vocabulary = {"".join(rng.choice("abcde") for _ in range(rng.randint(3, 9))): 1
-                  for _ in range(400)}
+    vocabulary = {"".join(rng.choice("abcde") for _ in range(rng.randint(3, 9))): 1 for _ in range(400)}
     index = QGramIndex(3).fit(vocabulary)
     for _ in range(80):
         x = "".join(rng.choice("abcde") for _ in range(rng.randint(4, 8)))
@@ -65,7 +73,7 @@ def test_completions_rank_by_distance_then_frequency():
     assert [m.word for m in index.complete("frei", delta=0)] == ["freight", "freiburg"]
     ranked = index.complete("freib", delta=1)
     assert [m.word for m in ranked][:1] == ["freiburg"]
-    assert all(a.ped <= b.ped for a, b in zip(ranked, ranked[1:]))
+    assert all(a.ped <= b.ped for a, b in pairwise(ranked))
 
 
 @pytest.fixture

@@ -47,15 +47,12 @@ def test_b_zero_turns_off_length_normalisation(fruit_index):
 
 def test_k_zero_scores_presence_only(fruit_index):
     results = fruit_index.search("cherry", k=0.0)
-    assert {hit.id: hit.score for hit in results.hits} == pytest.approx(
-        {"d2": 0.470004, "d3": 0.470004}, abs=1e-4)
+    assert {hit.id: hit.score for hit in results.hits} == pytest.approx({"d2": 0.470004, "d3": 0.470004}, abs=1e-4)
 
 
 def test_field_weights_count_words_more_often():
-    docs = [{"id": "a", "title": "rocket", "text": "engine"},
-            {"id": "b", "title": "engine", "text": "rocket"}]
-    index = SearchIndex(fields=["title", "text"], field_weights="title=3",
-                        analyzer=plain_analyzer(), feedback_docs=0)
+    docs = [{"id": "a", "title": "rocket", "text": "engine"}, {"id": "b", "title": "engine", "text": "rocket"}]
+    index = SearchIndex(fields=["title", "text"], field_weights="title=3", analyzer=plain_analyzer(), feedback_docs=0)
     index.add(docs)
     assert [hit.id for hit in index.search("rocket").hits] == ["a", "b"]
     assert [hit.id for hit in index.search("engine").hits] == ["b", "a"]
@@ -110,8 +107,7 @@ def test_open_missing_index_is_a_clear_error(tmp_path):
 
 
 def test_persisted_index_ranks_like_the_in_memory_one(tmp_path, fruit_docs, fruit_index):
-    stored = SearchIndex.create(tmp_path / "idx", fields=["text"], analyzer=plain_analyzer(), b=0.75,
-                                feedback_docs=0)
+    stored = SearchIndex.create(tmp_path / "idx", fields=["text"], analyzer=plain_analyzer(), b=0.75, feedback_docs=0)
     stored.add(fruit_docs)
     stored.optimize()
     stored.close()
@@ -123,8 +119,7 @@ def test_persisted_index_ranks_like_the_in_memory_one(tmp_path, fruit_docs, frui
 
 def test_incremental_adds_across_commits_and_reopen(tmp_path, fruit_docs):
     path = tmp_path / "idx"
-    index = SearchIndex.create(path, fields=["text"], analyzer=plain_analyzer(), b=0.75,
-                               feedback_docs=0)
+    index = SearchIndex.create(path, fields=["text"], analyzer=plain_analyzer(), b=0.75, feedback_docs=0)
     index.add(fruit_docs[:2])
     index.commit()
     assert [hit.id for hit in index.search("cherry").hits] == ["d2"]
@@ -144,8 +139,7 @@ def test_incremental_adds_across_commits_and_reopen(tmp_path, fruit_docs):
 
 def test_re_adding_an_id_replaces_the_document(tmp_path, fruit_docs):
     path = tmp_path / "idx"
-    index = SearchIndex.create(path, fields=["text"], analyzer=plain_analyzer(), b=0.75,
-                               feedback_docs=0)
+    index = SearchIndex.create(path, fields=["text"], analyzer=plain_analyzer(), b=0.75, feedback_docs=0)
     index.add(fruit_docs)
     index.close()
     index = SearchIndex.open(path)

@@ -15,18 +15,18 @@ from adaptive_spider.search import SearchIndex
 
 PAGES = {
     "/": "<html><head><title>Observatory</title></head><body><p>Welcome.</p>"
-         '<a href="/telescopes">t</a> <a href="/planets">p</a> <a href="/broken">b</a>'
-         '<a href="/half">h</a></body></html>',
+    '<a href="/telescopes">t</a> <a href="/planets">p</a> <a href="/broken">b</a>'
+    '<a href="/half">h</a></body></html>',
     "/telescopes": "<html><head><title>Refracting telescopes</title></head>"
-                   "<body><p>Lenses bend light; the objective gathers it.</p></body></html>",
+    "<body><p>Lenses bend light; the objective gathers it.</p></body></html>",
     "/planets": "<html><head><title>Planets of the solar system</title></head>"
-                "<body><p>Jupiter and Saturn are gas giants.</p></body></html>",
+    "<body><p>Jupiter and Saturn are gas giants.</p></body></html>",
     "/half": "<html><head><title>Truncated page about comets",  # broken HTML
 }
 
 
 class Site(BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         body = PAGES.get(self.path)
         status = 200 if body is not None else 500
         payload = (body or "server error").encode()
@@ -48,7 +48,7 @@ def site():
     server.server_close()
 
 
-SPIDER = textwrap.dedent('''
+SPIDER = textwrap.dedent("""
     from dataclasses import dataclass, field
 
     import scrapy
@@ -79,7 +79,7 @@ SPIDER = textwrap.dedent('''
             yield {"note": 42}  # an item with no text fields is skipped, not fatal
             for href in links:
                 yield response.follow(href)
-''')
+""")
 
 
 def test_pipeline_indexes_a_real_crawl(tmp_path, site):
@@ -88,13 +88,37 @@ def test_pipeline_indexes_a_real_crawl(tmp_path, site):
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     env.pop("SCRAPY_SETTINGS_MODULE", None)
     result = subprocess.run(
-        [sys.executable, "-m", "scrapy", "runspider", "site_spider.py", "-a", f"start_url={site}/",
-         "-s", "ITEM_PIPELINES={\"adaptive_spider.search.pipelines.SearchIndexPipeline\": 800}",
-         "-s", f"ADAPTIVE_SEARCH_INDEX={index_dir}", "-s", "ADAPTIVE_SEARCH_FIELDS=title,text",
-         "-s", "ADAPTIVE_SEARCH_COMMIT_EVERY=2",
-         "-s", "TELNETCONSOLE_ENABLED=False", "-s", "REMOTE_CONTROL_ENABLED=False",
-         "-s", "ROBOTSTXT_OBEY=False", "-s", "LOG_LEVEL=INFO"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        [
+            sys.executable,
+            "-m",
+            "scrapy",
+            "runspider",
+            "site_spider.py",
+            "-a",
+            f"start_url={site}/",
+            "-s",
+            'ITEM_PIPELINES={"adaptive_spider.search.pipelines.SearchIndexPipeline": 800}',
+            "-s",
+            f"ADAPTIVE_SEARCH_INDEX={index_dir}",
+            "-s",
+            "ADAPTIVE_SEARCH_FIELDS=title,text",
+            "-s",
+            "ADAPTIVE_SEARCH_COMMIT_EVERY=2",
+            "-s",
+            "TELNETCONSOLE_ENABLED=False",
+            "-s",
+            "REMOTE_CONTROL_ENABLED=False",
+            "-s",
+            "ROBOTSTXT_OBEY=False",
+            "-s",
+            "LOG_LEVEL=INFO",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "'adaptive/search/items_indexed': 4" in result.stderr
     assert "'adaptive/search/items_skipped'" in result.stderr

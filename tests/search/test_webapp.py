@@ -12,8 +12,14 @@ from adaptive_spider.search import SearchIndex, SynonymDictionary
 from adaptive_spider.search.webapp import SearchApp, make_server
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 HOSTILE_TITLE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 HOSTILE_ID = '"><svg onload="window.__pwned=3">'
 
@@ -38,9 +44,15 @@ def test_page_shows_each_hit_as_a_result_with_the_query_words_marked(app):
     status, kind, html = get(app, "/?index=posts&q=pip+install")
     assert status == 200 and kind.startswith("text/html")
     assert "<table" not in html
-    assert '<li class="hit"><span class="title"><mark>pip</mark> <mark>install</mark> does not work behind a proxy</span>' in html
+    assert (
+        '<li class="hit"><span class="title"><mark>pip</mark> <mark>install</mark> does not work behind a proxy</span>'
+        in html
+    )
     assert '<div class="url">p3</div>' in html  # no URL: the id, and the title is not a link
-    assert '<p class="snippet"><mark>pip</mark> <mark>install</mark> times out; configure the proxy for <mark>pip</mark>.</p>' in html
+    assert (
+        '<p class="snippet"><mark>pip</mark> <mark>install</mark> times out; configure the proxy for <mark>pip</mark>.</p>'
+        in html
+    )
     assert '<div class="meta">score ' in html and " · votes 40</div>" in html
     assert '<option value="astronomy"' in html
 
@@ -57,8 +69,11 @@ def pages_app():
     index = SearchIndex(fields=["title", "text"], id_field="url")
     filler = "Plain words about the night sky fill this part of the page. " * 8
     index.add(
-        {"url": f"http://127.0.0.1/page-{n}.html", "title": f"Telescope notes {n}",
-         "text": f"{filler}A refracting telescope uses a lens; a reflecting telescope a mirror. {filler}"}
+        {
+            "url": f"http://127.0.0.1/page-{n}.html",
+            "title": f"Telescope notes {n}",
+            "text": f"{filler}A refracting telescope uses a lens; a reflecting telescope a mirror. {filler}",
+        }
         for n in range(25)
     )
     index.add([{"url": "javascript:alert(1)", "title": "Telescope trap", "text": "telescope"}])
@@ -69,7 +84,10 @@ def test_snippet_is_the_window_around_the_query_words(pages_app):
     _, _, html = get(pages_app, "/?q=telescope+lens&top=30")
     snippet = html.split('<p class="snippet">', 1)[1].split("</p>", 1)[0]
     assert snippet.startswith("…") and snippet.endswith("…")
-    assert "A refracting <mark>telescope</mark> uses a <mark>lens</mark>; a reflecting <mark>telescope</mark> a mirror." in snippet
+    assert (
+        "A refracting <mark>telescope</mark> uses a <mark>lens</mark>; a reflecting <mark>telescope</mark> a mirror."
+        in snippet
+    )
     assert len(snippet.replace("<mark>", "").replace("</mark>", "")) <= 250
     assert '<a class="title" href="http://127.0.0.1/page-' in html
     assert '<span class="title"><mark>Telescope</mark> trap</span>' in html  # only http(s) URLs are links
@@ -172,13 +190,12 @@ def in_browser(check) -> None:
     def run():
         try:
             with sync_api.sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                                     args=CHROMIUM_ARGS)
+                browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
                 try:
                     check(browser.new_page())
                 finally:
                     browser.close()
-        except BaseException as error:  # noqa: BLE001 (re-raised on the test's thread)
+        except BaseException as error:  # re-raised on the test's thread
             failure.append(error)
 
     thread = threading.Thread(target=run)

@@ -32,26 +32,49 @@ pytestmark = [
 # A few URLs of each behaviour (the unreliable hosts' 503s and slow hosts' delays are picked by hash).
 URLS = {
     "hub": ["http://hub.test/", "http://hub.test/index.html", "http://hub.test/robots.txt", "http://hub.test/x.html"],
-    "robots.txt": ["http://doc.rust-lang.test/robots.txt", "http://www.kernel.test/robots.txt",
-                   "http://docs.oracle.test/robots.txt", "http://lxml.test/robots.txt"],
-    "roots": ["http://doc.qt.test/", "http://doc.qt.test/qt-5", "http://httpd.apache.test/docs/2.4/",
-              "http://www.debian.test/", "http://developer-old.gnome.test/"],
-    "pages": ["http://www.psycopg.test/docs/usage.html", "http://docs.celeryq.test/en/stable/index.html",
-              "http://www.boost.test/doc/libs/1_81_0/doc/html/xpressive.html",
-              "http://docs.sqlalchemy.test/en/14/orm/session_transaction.html",
-              "http://docs.peewee-orm.test/en/latest/peewee/database.html",
-              "http://debian-handbook.test/browse/en-US/stable/index.html",
-              "http://docs.python.test/3/library/re.html"],
-    "slow hosts": ["http://en.cppreference.test/w/cpp/regex.html", "http://en.cppreference.test/w/cpp/regex",
-                   "http://docs.oracle.test/en/java/javase/17/docs/api/index.html",
-                   "http://www.erlang.test/docs/25/doc/index.html", "http://www.erlang.test/docs/25/no-such.html"],
-    "unreliable hosts": ["http://doc.qt.test/qt-5/qtcore/qregularexpression.html",
-                         "http://doc.qt.test/qt-5/qtdoc/index.html", "http://docs.scipy.test/doc/scipy-1.10.1/",
-                         *[f"http://docs.scipy.test/doc/scipy-1.10.1/missing-{i}.html" for i in range(8)]],
-    "redirects and 404s": ["http://docutils.sourceforge.test/docs/user/", "http://docutils.sourceforge.test/docs/user",
-                           "http://www.sqlite.test/lang.html/", "http://www.gnuplot.test/elsewhere/",
-                           "http://pandas.pydata.test/pandas-docs/version/1.5.3/whatsnew/index.html",
-                           "http://nowhere.test/"],
+    "robots.txt": [
+        "http://doc.rust-lang.test/robots.txt",
+        "http://www.kernel.test/robots.txt",
+        "http://docs.oracle.test/robots.txt",
+        "http://lxml.test/robots.txt",
+    ],
+    "roots": [
+        "http://doc.qt.test/",
+        "http://doc.qt.test/qt-5",
+        "http://httpd.apache.test/docs/2.4/",
+        "http://www.debian.test/",
+        "http://developer-old.gnome.test/",
+    ],
+    "pages": [
+        "http://www.psycopg.test/docs/usage.html",
+        "http://docs.celeryq.test/en/stable/index.html",
+        "http://www.boost.test/doc/libs/1_81_0/doc/html/xpressive.html",
+        "http://docs.sqlalchemy.test/en/14/orm/session_transaction.html",
+        "http://docs.peewee-orm.test/en/latest/peewee/database.html",
+        "http://debian-handbook.test/browse/en-US/stable/index.html",
+        "http://docs.python.test/3/library/re.html",
+    ],
+    "slow hosts": [
+        "http://en.cppreference.test/w/cpp/regex.html",
+        "http://en.cppreference.test/w/cpp/regex",
+        "http://docs.oracle.test/en/java/javase/17/docs/api/index.html",
+        "http://www.erlang.test/docs/25/doc/index.html",
+        "http://www.erlang.test/docs/25/no-such.html",
+    ],
+    "unreliable hosts": [
+        "http://doc.qt.test/qt-5/qtcore/qregularexpression.html",
+        "http://doc.qt.test/qt-5/qtdoc/index.html",
+        "http://docs.scipy.test/doc/scipy-1.10.1/",
+        *[f"http://docs.scipy.test/doc/scipy-1.10.1/missing-{i}.html" for i in range(8)],
+    ],
+    "redirects and 404s": [
+        "http://docutils.sourceforge.test/docs/user/",
+        "http://docutils.sourceforge.test/docs/user",
+        "http://www.sqlite.test/lang.html/",
+        "http://www.gnuplot.test/elsewhere/",
+        "http://pandas.pydata.test/pandas-docs/version/1.5.3/whatsnew/index.html",
+        "http://nowhere.test/",
+    ],
 }
 
 
@@ -86,8 +109,11 @@ def reference_answer(sites, url):
 
 def our_answer(web, url):
     response = web.get(url)
-    content = {200: hashlib.sha256(response.body).hexdigest(), 301: response.location,
-               503: response.headers.get("Retry-After")}.get(response.status, "")
+    content = {
+        200: hashlib.sha256(response.body).hexdigest(),
+        301: response.location,
+        503: response.headers.get("Retry-After"),
+    }.get(response.status, "")
     return response.status, content, web.delay(url)
 
 

@@ -15,17 +15,22 @@ from benchmarks.webbench.web import BIG_WEB_PATHS, OfflineWeb, PrefixRewriter, S
 
 def test_prefix_rewriter_longest_alias_roots_and_kept_prefixes():
     rewriter = PrefixRewriter(
-        [("https://a.org/docs/", "http://a.test/d/"), ("https://a.org/docs/v2/", "http://a.test/v2/"),
-         ("/usr/share/doc/a/", "http://a.test/d/")],
+        [
+            ("https://a.org/docs/", "http://a.test/d/"),
+            ("https://a.org/docs/v2/", "http://a.test/v2/"),
+            ("/usr/share/doc/a/", "http://a.test/d/"),
+        ],
         roots={"https://a.org": "a.test"},
         keep=("https://a.org/docs/src/",),
     )
-    html = (b'<a href="https://a.org/docs/x.html">1</a> <a href=\'https://a.org/docs/v2/y.html#s\'>2</a> '
-            b'<a href="https://a.org/">3</a> <a href="https://a.org/docs/src/z.c">4</a> '
-            b'<a href=https://a.org/docs/unquoted.html>5</a> <a href="/usr/share/doc/a/p.html">6</a> '
-            b'<a href="HTTPS://A.ORG/docs/case.html">7</a> <a href="https://a.org/other">8</a>')
+    html = (
+        b"<a href=\"https://a.org/docs/x.html\">1</a> <a href='https://a.org/docs/v2/y.html#s'>2</a> "
+        b'<a href="https://a.org/">3</a> <a href="https://a.org/docs/src/z.c">4</a> '
+        b'<a href=https://a.org/docs/unquoted.html>5</a> <a href="/usr/share/doc/a/p.html">6</a> '
+        b'<a href="HTTPS://A.ORG/docs/case.html">7</a> <a href="https://a.org/other">8</a>'
+    )
     assert rewriter.rewrite(html) == (
-        b'<a href="http://a.test/d/x.html">1</a> <a href=\'http://a.test/v2/y.html#s\'>2</a> '
+        b"<a href=\"http://a.test/d/x.html\">1</a> <a href='http://a.test/v2/y.html#s'>2</a> "
         b'<a href="http://a.test/">3</a> <a href="https://a.org/docs/src/z.c">4</a> '
         b'<a href=https://a.org/docs/unquoted.html>5</a> <a href="http://a.test/d/p.html">6</a> '
         b'<a href="HTTPS://A.ORG/docs/case.html">7</a> <a href="https://a.org/other">8</a>'
@@ -71,8 +76,13 @@ def flaky_slow_web(sample_folder):
 
 def test_unreliable_host_answers_503_with_retry_after_except_its_start_and_robots(flaky_slow_web):
     web = flaky_slow_web
-    for url in ("http://flaky.test/robots.txt", "http://flaky.test/", "http://flaky.test/docs/",
-                "http://flaky.test/docs", "http://flaky.test/docs/index.html"):
+    for url in (
+        "http://flaky.test/robots.txt",
+        "http://flaky.test/",
+        "http://flaky.test/docs/",
+        "http://flaky.test/docs",
+        "http://flaky.test/docs/index.html",
+    ):
         assert web.get(url).status in (200, 301), url
     answers = [web.get(f"http://flaky.test/docs/missing{i}.html") for i in range(40)]
     failed = [a for a in answers if a.status == 503]

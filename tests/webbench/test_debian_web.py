@@ -71,18 +71,33 @@ def test_mount_point_redirects_to_the_start_page(web):
     "page, rewritten, shipped",
     [
         # a public address, the rest of the path kept
-        ("http://docs.scrapy.test/en/latest/topics/asyncio.html",
-         'href="http://docs.python.test/3/library/asyncio.html', "https://docs.python.org/3/"),
-        ("http://docs.djangoproject.test/en/3.2/ref/databases.html",
-         'href="http://www.postgresql.test/docs/15/', "https://www.postgresql.org/docs/current/"),
+        (
+            "http://docs.scrapy.test/en/latest/topics/asyncio.html",
+            'href="http://docs.python.test/3/library/asyncio.html',
+            "https://docs.python.org/3/",
+        ),
+        (
+            "http://docs.djangoproject.test/en/3.2/ref/databases.html",
+            'href="http://www.postgresql.test/docs/15/',
+            "https://www.postgresql.org/docs/current/",
+        ),
         # Debian's copies on disk
-        ("http://docs.djangoproject.test/en/3.2/ref/models/fields.html",
-         'href="http://docs.python.test/3/library/', "/usr/share/doc/python3-doc/html/"),
-        ("http://docs.python.test/3/library/re.html",
-         'rel="canonical" href="http://docs.python.test/3/library/re.html"',
-         "file:///usr/share/doc/python3.11/"),
+        (
+            "http://docs.djangoproject.test/en/3.2/ref/models/fields.html",
+            'href="http://docs.python.test/3/library/',
+            "/usr/share/doc/python3-doc/html/",
+        ),
+        (
+            "http://docs.python.test/3/library/re.html",
+            'rel="canonical" href="http://docs.python.test/3/library/re.html"',
+            "file:///usr/share/doc/python3.11/",
+        ),
         # the root of a public host: the "Created using Sphinx" footer
-        ("http://docs.python.test/3/library/re.html", 'href="http://www.sphinx-doc.test/"', "https://www.sphinx-doc.org/"),
+        (
+            "http://docs.python.test/3/library/re.html",
+            'href="http://www.sphinx-doc.test/"',
+            "https://www.sphinx-doc.org/",
+        ),
     ],
 )
 def test_links_between_sites_point_at_local_hosts(web, page, rewritten, shipped):

@@ -101,14 +101,14 @@ def test_start_page_of_a_folder_without_index(tmp_path):
 
 
 def test_bad_folders_and_hosts_are_named_in_the_error(tmp_path):
-    with pytest.raises(NotADirectoryError, match="not a folder: .*nowhere"):
+    with pytest.raises(NotADirectoryError, match=r"not a folder: .*nowhere"):
         OfflineWeb.from_folder(tmp_path / "nowhere")
     with pytest.raises(FileNotFoundError, match="no HTML files"):
         OfflineWeb.from_folder(tmp_path)
     (tmp_path / "index.html").write_text("<title>x</title>")
     with pytest.raises(ValueError, match="not a host name"):
         OfflineWeb.from_folder(tmp_path, "bad host/")
-    with pytest.raises(ValueError, match="served twice: hub.test"):
+    with pytest.raises(ValueError, match=r"served twice: hub\.test"):
         OfflineWeb.from_folder(tmp_path, "hub.test")
 
 
@@ -147,7 +147,6 @@ def test_page_links_match_scrapys_link_extractor(sample_web):
     url = "http://site.test/index.html"
     body = sample_web.get(url).body
     scrapy_targets = {
-        link.url.partition("#")[0]
-        for link in LinkExtractor().extract_links(HtmlResponse(url, body=body))
+        link.url.partition("#")[0] for link in LinkExtractor().extract_links(HtmlResponse(url, body=body))
     }
     assert set(page_links(url, body)) == scrapy_targets

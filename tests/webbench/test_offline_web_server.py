@@ -89,13 +89,22 @@ def test_close_releases_the_port(sample_web):
 
 
 def test_serves_on_loopback_only(sample_web):
-    with pytest.raises(ValueError, match="127.0.0.1 only"):
+    with pytest.raises(ValueError, match=r"127\.0\.0\.1 only"):
         serve(sample_web, host="0.0.0.0")
 
 
 def test_command_line_prints_the_proxy_to_use(sample_folder):
-    command = [sys.executable, "-m", "benchmarks.webbench.server", "--port", "0",
-               "--folder", str(sample_folder), "--host", "cli.test"]
+    command = [
+        sys.executable,
+        "-m",
+        "benchmarks.webbench.server",
+        "--port",
+        "0",
+        "--folder",
+        str(sample_folder),
+        "--host",
+        "cli.test",
+    ]
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, text=True)
     try:
         first_line = process.stdout.readline()
@@ -110,7 +119,10 @@ def test_command_line_prints_the_proxy_to_use(sample_folder):
 def test_command_line_names_a_bad_folder(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "benchmarks.webbench.server", "--folder", str(tmp_path / "none")],
-        cwd=REPO, capture_output=True, text=True, timeout=30,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert result.returncode == 2
     assert "not a folder" in result.stderr
@@ -133,13 +145,16 @@ async def test_scrapy_crawls_the_site_through_the_proxy(server, monkeypatch):
     monkeypatch.setenv("http_proxy", server.proxy_url)
     monkeypatch.setenv("https_proxy", server.proxy_url)
     monkeypatch.delenv("no_proxy", raising=False)
-    crawler = get_crawler(FollowAll, {
-        "ROBOTSTXT_OBEY": True,
-        "RETRY_ENABLED": False,
-        "TELNETCONSOLE_ENABLED": False,
-        "REMOTE_CONTROL_ENABLED": False,
-        "LOG_LEVEL": "WARNING",
-    })
+    crawler = get_crawler(
+        FollowAll,
+        {
+            "ROBOTSTXT_OBEY": True,
+            "RETRY_ENABLED": False,
+            "TELNETCONSOLE_ENABLED": False,
+            "REMOTE_CONTROL_ENABLED": False,
+            "LOG_LEVEL": "WARNING",
+        },
+    )
     answered = {}
 
     def record(response, request):
