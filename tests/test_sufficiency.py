@@ -281,7 +281,10 @@ def stop_rule(**settings):
 
 def test_the_stop_rule_holds_a_criterion_until_the_best_pages_settle():
     rule, estimator = stop_rule(
-        ADAPTIVE_STOP_THRESHOLD=0.0, ADAPTIVE_STOP_MIN_PAGES=5, ADAPTIVE_STOP_CRITERIA="sufficient"
+        ADAPTIVE_STOP_THRESHOLD=0.0,
+        ADAPTIVE_STOP_MIN_PAGES=5,
+        ADAPTIVE_STOP_CRITERIA="sufficient",
+        ADAPTIVE_STOP_HARVEST_WINDOW=0,  # the best pages' wait alone (the pace's: below)
     )
     answers = []
     for i in range(10):
@@ -297,11 +300,72 @@ def test_the_stop_rule_holds_a_criterion_until_the_best_pages_settle():
         ADAPTIVE_STOP_MIN_PAGES=5,
         ADAPTIVE_STOP_CRITERIA="sufficient",
         ADAPTIVE_STOP_SETTLE=0,
+        ADAPTIVE_STOP_HARVEST_WINDOW=0,
     )
     for i in range(5):
         estimator.update(page(f"http://x.test/{i}", body=f"alpha {text(30, i)}", relevance=0.9 if i == 2 else 0.0))
         answer = eager.after_page()
     assert answer == "sufficient" and eager.held is None
+
+
+def near_best_run(estimator, relevances, drop=0.2):
+    """Feed pages of these relevances; harvest_settled(drop) after each."""
+    settled = []
+    for relevance in relevances:
+        i = estimator.n_pages  # a page of its own (the same body twice is a repeat, never near the best)
+        estimator.update(page(f"http://x.test/{i}", body=f"alpha {text(30, i)}", relevance=relevance))
+        settled.append(estimator.harvest_settled(drop))
+    return settled
+
+
+def test_the_pace_of_pages_near_the_best_holds_the_stop_until_it_drops():
+    estimator = SufficiencyEstimator(QueryTerms("alpha"), harvest_window=4)
+    # Pages 1-4 near the best (0.7 of 0.9 or more); 5-6 too; then only pages far below it.
+    settled = near_best_run(estimator, [0.9, 0.8, 0.7, 0.65, 0.9, 0.7, 0.2, 0.3, 0.1, 0.0, 0.2])
+    assert list(estimator.near_best) == [0, 0, 0, 0] and estimator.near_best_peak == 4
+    # Not before the window is full, nor while a window holds more than 0.2 x 4 of them:
+    # the last near page (6) leaves the window after page 10.
+    assert settled == [False] * 9 + [True, True]
+    # Near the best is near the best when it came: 0.65 after a best of 0.9 counts, 0.6 does not.
+    estimator = SufficiencyEstimator(QueryTerms("alpha"), harvest_window=2)
+    near_best_run(estimator, [0.9, 0.65, 0.6])
+    assert list(estimator.near_best) == [1, 0]
+    # A crawl that found nothing at the relevant threshold (0.5) has no pace to keep.
+    estimator = SufficiencyEstimator(QueryTerms("alpha"), harvest_window=4)
+    assert near_best_run(estimator, [0.3, 0.4, 0.45]) == [True] * 3
+    assert near_best_run(estimator, [0.6]) == [False]  # now it has
+    assert SufficiencyEstimator(QueryTerms("alpha"), harvest_window=0).harvest_settled(0.1)  # no window: no wait
+
+
+def test_the_pace_survives_a_saved_state():
+    terms = QueryTerms("alpha")
+    estimator = SufficiencyEstimator(terms, harvest_window=4)
+    near_best_run(estimator, [0.9, 0.8, 0.7, 0.1, 0.2])
+    state = estimator.state_dict()
+    resumed = SufficiencyEstimator(terms, harvest_window=4)
+    resumed.load_state_dict(state)
+    assert list(resumed.near_best) == [1, 1, 0, 0] and resumed.near_best_peak == 3
+    # It goes on exactly as the crawl that was not interrupted: one near page left in the window
+    # (more than 0.2 x 3), then none.
+    assert near_best_run(resumed, [0.1, 0.1]) == near_best_run(estimator, [0.1, 0.1]) == [False, True]
+
+
+def test_the_stop_rule_waits_for_the_pace_of_pages_near_the_best_to_drop():
+    rule, estimator = stop_rule(
+        ADAPTIVE_STOP_THRESHOLD=0.0,
+        ADAPTIVE_STOP_MIN_PAGES=1,
+        ADAPTIVE_STOP_CRITERIA="sufficient",
+        ADAPTIVE_STOP_SETTLE=0,  # the pace's wait alone
+        ADAPTIVE_STOP_HARVEST_WINDOW=3,
+        ADAPTIVE_STOP_HARVEST_DROP=0.0,
+    )
+    answers = []
+    for i, relevance in enumerate([0.9, 0.8, 0.1, 0.85, 0.1, 0.1, 0.1, 0.1]):
+        estimator.update(page(f"http://x.test/{i}", body=f"alpha {text(30, i)}", relevance=relevance))
+        answers.append(rule.after_page())
+    # Held while any of the last 3 pages came near the best: page 4 (0.85) holds it to page 6.
+    assert answers == [None] * 6 + ["sufficient"] * 2
+    assert rule.held == "sufficient"
 
 
 def test_the_plateau_counts_promising_pages_and_the_patience_consecutive_low_gains():

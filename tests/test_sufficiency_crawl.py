@@ -153,7 +153,13 @@ async def traced_crawl(settings, **spider_kwargs):
 async def test_crawl_closes_sufficient_after_the_answer_pages(answer_site):
     site, url = answer_site
     budget = len(site.pages)
-    result, trace = await traced_crawl(self_stopping(CLOSESPIDER_PAGECOUNT=budget), query=QUERY, start_urls=url + "/")
+    # The pace's window (ADAPTIVE_STOP_HARVEST_WINDOW, 100 by default) sized to the site's 120 pages.
+    window = 30
+    result, trace = await traced_crawl(
+        self_stopping(CLOSESPIDER_PAGECOUNT=budget, ADAPTIVE_STOP_HARVEST_WINDOW=window),
+        query=QUERY,
+        start_urls=url + "/",
+    )
     stats = result.stats
     assert stats["finish_reason"] == "sufficient", trace
     fetched = {u.removeprefix(url) for u in result.fetched}
@@ -165,9 +171,13 @@ async def test_crawl_closes_sufficient_after_the_answer_pages(answer_site):
     # as it took to find them (ADAPTIVE_STOP_SETTLE 1), nor for ADAPTIVE_STOP_MIN_PAGES (10).
     changed, stop_page = stats["adaptive/sufficiency/best_changed_at"], stats["adaptive/sufficiency/stop_page"]
     assert changed >= 3 and stop_page >= changed + max(10, changed), trace
-    # Without the wait, `sufficient` comes before the best pages settle.
+    # Nor before a whole window of pages without the answer pages' pace (the three came in the first).
+    assert stop_page >= window, trace
+    # Without the waits, `sufficient` comes before the best pages settle.
     eager, eager_trace = await traced_crawl(
-        self_stopping(CLOSESPIDER_PAGECOUNT=budget, ADAPTIVE_STOP_SETTLE=0), query=QUERY, start_urls=url + "/"
+        self_stopping(CLOSESPIDER_PAGECOUNT=budget, ADAPTIVE_STOP_SETTLE=0, ADAPTIVE_STOP_HARVEST_WINDOW=0),
+        query=QUERY,
+        start_urls=url + "/",
     )
     eager_stats = eager.stats
     assert eager_stats["finish_reason"] == "sufficient", eager_trace

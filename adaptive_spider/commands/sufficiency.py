@@ -129,7 +129,9 @@ class Command(ScrapyCommand):
             print(
                 f"would not stop by itself (sufficient at IS >= {config.stop_threshold}, plateau over "
                 f"{config.stop_plateau_window} pages, once no page joined the {config.stop_best_pages} best for "
-                f"{config.stop_settle:g} x the pages it took to find them); no_promising_links needs the frontier"
+                f"{config.stop_settle:g} x the pages it took to find them, and pages near the best no longer come at "
+                f"{config.stop_harvest_drop:g} x their best pace over {config.stop_harvest_window} pages); "
+                "no_promising_links needs the frontier"
             )
         sys.stdout.flush()
 

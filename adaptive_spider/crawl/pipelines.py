@@ -172,7 +172,8 @@ class SufficiencyPipeline:
         if held_before is None and self.rule.held is not None:
             logger.info(
                 "Sufficiency: %s holds after %d pages, but the best pages changed at page %d; "
-                "not stopping before page %d unless they change again (ADAPTIVE_STOP_SETTLE)",
+                "not stopping before page %d unless they change again (ADAPTIVE_STOP_SETTLE), "
+                "nor while pages near the best still come at their pace (ADAPTIVE_STOP_HARVEST_WINDOW)",
                 self.rule.held,
                 self.estimator.n_pages,
                 self.estimator.best_changed_at,
@@ -273,6 +274,8 @@ class SufficiencyPipeline:
                 "min_pages": config.stop_min_pages,
                 "best_pages": config.stop_best_pages,
                 "settle": config.stop_settle,
+                "harvest_window": config.stop_harvest_window,
+                "harvest_drop": config.stop_harvest_drop,
             },
             **self.estimator.report(),
             "sufficiency_by_page": [round(value, 4) for value in self.estimator.history],

@@ -1085,6 +1085,23 @@ SECTIONS: tuple[Section, ...] = (
                     "took to find them, nor for MIN_PAGES (0: no wait)."
                 ),
             ),
+            (
+                "ADAPTIVE_STOP_HARVEST_WINDOW",
+                100,
+                integer(0),
+                (
+                    "Nor while pages near its best still come at more than HARVEST_DROP x their best pace: the "
+                    "last HARVEST_WINDOW pages must hold at most that share of the most pages near the best (0.7 of "
+                    "the best page's relevance or more, when they came) that any HARVEST_WINDOW pages in a row held; "
+                    "waits for nothing until a page reaches ADAPTIVE_RELEVANT_THRESHOLD (0: no such wait)."
+                ),
+            ),
+            (
+                "ADAPTIVE_STOP_HARVEST_DROP",
+                0.1,
+                real(0.0, 1.0),
+                "The share of their best pace below which pages near the best no longer hold the self-stop back.",
+            ),
         ),
     ),
     Section(

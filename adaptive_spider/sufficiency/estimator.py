@@ -100,14 +100,22 @@ class SufficiencyEstimator:
         k1: float = defaults.ADAPTIVE_RELEVANCE_K1,
         relevant_threshold: float = defaults.ADAPTIVE_RELEVANT_THRESHOLD,
         best_pages: int = defaults.ADAPTIVE_STOP_BEST_PAGES,
+        harvest_window: int = defaults.ADAPTIVE_STOP_HARVEST_WINDOW,
         seed: int = defaults.ADAPTIVE_SEED,
     ) -> None:
         if combine not in COMBINATIONS:
             raise ValueError(f"combine: unknown combination {combine!r}; choose one of {', '.join(COMBINATIONS)}")
-        if evidence_target <= 0 or n_subsets < 2 or window < 1 or best_pages < 1 or not 0 < answer_relevance <= 1:
+        if (
+            evidence_target <= 0
+            or n_subsets < 2
+            or window < 1
+            or best_pages < 1
+            or harvest_window < 0
+            or not 0 < answer_relevance <= 1
+        ):
             raise ValueError(
-                "evidence_target > 0, n_subsets >= 2, window >= 1, best_pages >= 1 and 0 < answer_relevance <= 1"
-                " are required"
+                "evidence_target > 0, n_subsets >= 2, window >= 1, best_pages >= 1, harvest_window >= 0"
+                " and 0 < answer_relevance <= 1 are required"
             )
         self.terms = terms
         self.evidence_target = float(evidence_target)
@@ -121,6 +129,7 @@ class SufficiencyEstimator:
         self.k1 = float(k1)
         self.relevant_threshold = float(relevant_threshold)
         self.keep_best = int(best_pages)
+        self.harvest_window = int(harvest_window)
         self.seed = int(seed)
         self._reset()
 
@@ -142,6 +151,11 @@ class SufficiencyEstimator:
         self.best_pages: list[tuple[float, str]] = []
         #: Pages the crawl had when ``best_pages`` last changed (0: not yet).
         self.best_changed_at = 0
+        #: Whether each of the last ``harvest_window`` pages came near the best (1) or not (0).
+        self.near_best: deque[int] = deque(maxlen=self.harvest_window or None)
+        #: The most pages near the best that any ``harvest_window`` pages in a row held.
+        self.near_best_peak = 0
+        self._near_best_count = 0  # the ones in ``near_best``
         self._sha1s: set[str] = set()
         self._near_duplicates = NearDuplicateIndex()
         #: Changes whenever the per-term coverage moves (readers cache on it).
@@ -167,6 +181,7 @@ class SufficiencyEstimator:
         relevance = page.relevance
         duplicate = self._is_duplicate(page)
         evidence = np.zeros_like(strength) if duplicate else relevance * strength
+        self._count_near_best(not duplicate and relevance > 0 and relevance >= BEST_SHARE * self.best_relevance)
         importance, _, _ = self._importance()
 
         delta = information_gain(importance, self.soft_df, evidence, self.evidence_target) if evidence.any() else 0.0
@@ -214,6 +229,31 @@ class SufficiencyEstimator:
             best.append((relevance, url))
             best.sort(key=lambda pair: -pair[0])
             del best[self.keep_best :]
+
+    def _count_near_best(self, near: bool) -> None:
+        if not self.harvest_window:
+            return
+        if len(self.near_best) == self.harvest_window:
+            self._near_best_count -= self.near_best[0]  # leaves the window
+        self.near_best.append(int(near))
+        self._near_best_count += int(near)
+        if len(self.near_best) == self.harvest_window:
+            self.near_best_peak = max(self.near_best_peak, self._near_best_count)
+
+    def harvest_settled(self, drop: float) -> bool:
+        """Whether the last ``harvest_window`` pages held at most ``drop`` x the most pages near
+        the best that any such window held: the crawl no longer finds pages as good as its
+        best at anything like the pace it once did. From a page listing many sites the best
+        ten settle early, on pages that share the query's commoner words, while the topic's
+        own pages have yet to come in numbers; on one site this ends soon after the answer.
+        True without a window, and while no page has reached ``relevant_threshold`` (a crawl
+        that found nothing relevant has no pace to keep); else never before the first window
+        is full."""
+        if not self.harvest_window or self.best_relevance < self.relevant_threshold:
+            return True
+        if len(self.near_best) < self.harvest_window:
+            return False
+        return self._near_best_count <= drop * self.near_best_peak
 
     def best_settled(self, ratio: float, min_pages: int = 0) -> bool:
         """Whether no page has joined the best pages (near the best's relevance) for
@@ -306,6 +346,7 @@ class SufficiencyEstimator:
                 "combine": self.combine,
                 "weights": self.weights,
                 "best_pages": self.keep_best,
+                "harvest_window": self.harvest_window,
                 "seed": self.seed,
             },
         }
@@ -321,6 +362,7 @@ class SufficiencyEstimator:
         "peak_rate",
         "version",
         "best_changed_at",
+        "near_best_peak",
     )
 
     def state_dict(self) -> dict[str, Any]:
@@ -331,6 +373,7 @@ class SufficiencyEstimator:
             deltas=list(self.deltas),
             history=self.history.tobytes(),
             best_pages=list(self.best_pages),
+            near_best=list(self.near_best),
             sha1s=sorted(self._sha1s),
             bands=self._near_duplicates.state_dict(),
             rng=self.rng.bit_generator.state,
@@ -349,6 +392,8 @@ class SufficiencyEstimator:
         self.deltas.extend(state["deltas"])
         self.history.frombytes(state["history"])
         self.best_pages = [tuple(pair) for pair in state["best_pages"]]
+        self.near_best.extend(state.get("near_best", ()))
+        self._near_best_count = sum(self.near_best)
         self._sha1s = set(state["sha1s"])
         self._near_duplicates.load_state_dict(state["bands"])
         self.rng.bit_generator.state = state["rng"]

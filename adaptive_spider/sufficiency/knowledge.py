@@ -41,6 +41,7 @@ def estimator_from_config(config: AdaptiveConfig, terms: QueryTerms | None = Non
         k1=config.relevance_k1,
         relevant_threshold=config.relevant_threshold,
         best_pages=config.stop_best_pages,
+        harvest_window=config.stop_harvest_window,
         seed=config.seed,
     )
 

@@ -11,8 +11,9 @@ answers with the first of ``ADAPTIVE_STOP_CRITERIA`` that holds:
   ``ADAPTIVE_STOP_MIN_GAIN`` for ``ADAPTIVE_STOP_PATIENCE`` pages in a row.
 
 None fires before ``ADAPTIVE_STOP_MIN_PAGES`` pages, nor while the crawl still finds pages
-near its best (the estimator's ``best_settled``, ``ADAPTIVE_STOP_SETTLE``): a criterion that
-holds then is only remembered in :attr:`StopRule.held`. The crawl's
+near its best (the estimator's ``best_settled``, ``ADAPTIVE_STOP_SETTLE``, and
+``harvest_settled``, ``ADAPTIVE_STOP_HARVEST_WINDOW``): a criterion that holds then is only
+remembered in :attr:`StopRule.held`. The crawl's
 :class:`~adaptive_spider.crawl.pipelines.SufficiencyPipeline` and ``scrapy sufficiency``
 (offline, without a frontier) use the same rule, so a saved knowledge base says where its
 crawl stopped.
@@ -56,7 +57,7 @@ class StopRule:
         if metrics.pages < config.stop_min_pages:
             return None
         reason = self._criterion(metrics.sufficiency)
-        if reason is None or self.estimator.best_settled(config.stop_settle, config.stop_min_pages):
+        if reason is None or self.settled():
             return reason
         self.held = reason
         return None
@@ -75,6 +76,16 @@ class StopRule:
         """IS grew by less than epsilon over the last WINDOW promising pages."""
         history = self._promising
         return len(history) == history.maxlen and history[-1] - history[0] < self.config.stop_plateau_epsilon
+
+    def settled(self) -> bool:
+        """Whether the crawl no longer finds pages near its best: none joined the best pages
+        lately (``ADAPTIVE_STOP_SETTLE``), and they no longer come at their best pace
+        (``ADAPTIVE_STOP_HARVEST_WINDOW``, ``ADAPTIVE_STOP_HARVEST_DROP``)."""
+        config = self.config
+        estimator = self.estimator
+        return estimator.best_settled(config.stop_settle, config.stop_min_pages) and estimator.harvest_settled(
+            config.stop_harvest_drop
+        )
 
     def settled_page(self) -> int:
         """The page count from which the best pages, as they are now, count as settled."""
