@@ -2,7 +2,7 @@
 
 Without a wait, the self-stop's criteria (docs/sufficiency.md) stopped a crawl from the big web's
 hub within some 60 pages, most often before any of its topic's pages: term coverage and
-consistency are full by then on a web where the query's words are everywhere. Two rules are
+consistency are full by then on a web where the query's words are everywhere. Three rules are
 replayed on crawls that ran with the self-stop off (a harness run made with ``--traces``): each
 crawl's pages are scored again in fetch order, as ``page_scores`` does, and the rule's stop is
 reported with the topic's relevant pages found by then.
@@ -13,11 +13,17 @@ reported with the topic's relevant pages found by then.
   stop once no page has joined the ``K`` best with ``BEST_SHARE`` of the best score or more for
   ``RATIO`` x the pages it took to find them, nor for ``ADAPTIVE_STOP_MIN_PAGES``. The crawl
   waits this way and then stops on a criterion that holds, which on the big web is at once.
+- ``--pace WINDOW:DROP``: the crawl's waits with ``ADAPTIVE_STOP_HARVEST_WINDOW=WINDOW`` and
+  ``ADAPTIVE_STOP_HARVEST_DROP=DROP``: the wait above (``--wait 10:1``), and until the last ``WINDOW``
+  pages held at most ``DROP`` x the most pages near the best (``BEST_SHARE`` of the best score when
+  they came) that any ``WINDOW`` pages in a row held; no such wait while no score reached the
+  relevant threshold.
 
 ::
 
     python -m benchmarks.harness --web big --strategies bestfirst --traces --out /tmp/run
     python -m benchmarks.stop_replay /tmp/run --strategy bestfirst --rule 10:200 --wait 10:1
+    python -m benchmarks.stop_replay /tmp/run --strategy bestfirst --wait 10:1 --pace 0:0 --pace 100:0.1
 
 Counts are of the HTML pages scored (a trace's redirects and other answers are skipped). Nothing
 is fetched: the offline web is read from disk.
@@ -28,6 +34,7 @@ from __future__ import annotations
 import argparse
 import heapq
 import sys
+from collections import deque
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +47,8 @@ from benchmarks.page_scores import EXIT_BAD_INPUT, TraceScores, scored_traces
 
 #: Pages before which no rule stops, as for the self-stop's criteria.
 MIN_PAGES: int = defaults.ADAPTIVE_STOP_MIN_PAGES
+#: Scores from which a page counts as relevant (the pace's wait starts with the first).
+RELEVANT_THRESHOLD: float = defaults.ADAPTIVE_RELEVANT_THRESHOLD
 
 
 def settled_at(scores: np.ndarray, k: int, window: int, min_pages: int = MIN_PAGES) -> int | None:
@@ -81,6 +90,44 @@ def waited_until(
     return None
 
 
+def paced_until(
+    scores: np.ndarray,
+    window: int,
+    drop: float,
+    k: int = defaults.ADAPTIVE_STOP_BEST_PAGES,
+    ratio: float = defaults.ADAPTIVE_STOP_SETTLE,
+    share: float = BEST_SHARE,
+    min_pages: int = MIN_PAGES,
+    relevant_threshold: float = RELEVANT_THRESHOLD,
+) -> int | None:
+    """The first page count at which both of the crawl's waits are over (None: not within the
+    scores): the best pages' (:func:`waited_until`) and the pace's, as the estimator's
+    ``harvest_settled`` (``window`` 0: the first alone)."""
+    best: list[float] = []  # a min-heap of the k best scores so far
+    top = 0.0
+    changed = 0
+    near: deque[int] = deque(maxlen=window or 1)
+    peak = 0
+    for count, score in enumerate(scores.tolist(), 1):
+        is_near = score > 0 and score >= share * top
+        if score > 0 and (len(best) < k or score > best[0]):
+            if len(best) < k:
+                heapq.heappush(best, score)
+            else:
+                heapq.heapreplace(best, score)
+            if score >= share * top:
+                changed = count
+        top = max(top, score)
+        near.append(int(is_near))
+        if window and count >= window:
+            peak = max(peak, sum(near))
+        best_over = count >= min_pages and count - changed >= max(min_pages, ratio * changed)
+        pace_over = not window or top < relevant_threshold or (count >= window and sum(near) <= drop * peak)
+        if best_over and pace_over:
+            return count
+    return None
+
+
 def _pair(text: str, second: type, form: str) -> tuple[int, float]:
     """``K:X`` as a positive integer and a positive ``second``; an argparse error naming ``form`` else."""
     k, colon, rest = text.partition(":")
@@ -102,15 +149,32 @@ def _wait(text: str) -> tuple[int, float]:
     return _pair(text, float, "K:RATIO, a positive integer and a positive number (e.g. 10:1)")
 
 
+def _pace(text: str) -> tuple[int, float]:
+    window, colon, rest = text.partition(":")
+    try:
+        parsed = int(window), float(rest)
+    except ValueError:
+        parsed = (-1, -1.0)
+    if not colon or parsed[0] < 0 or not 0 <= parsed[1] <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give WINDOW:DROP, an integer >= 0 and a share (e.g. 100:0.1)")
+    return parsed
+
+
 def rows(
-    scored: list[TraceScores], rules: list[tuple[int, int]], waits: list[tuple[int, float]] | None = None
+    scored: list[TraceScores],
+    rules: list[tuple[int, int]],
+    waits: list[tuple[int, float]] | None = None,
+    paces: list[tuple[int, float]] | None = None,
 ) -> list[str]:
     waits = waits or []
+    paces = paces or []
     heads = [f"k={k}, window={w}" for k, w in rules] + [f"wait k={k}, ratio={r:g}" for k, r in waits]
+    heads += [f"wait and pace window={w}, drop={d:g}" for w, d in paces]
     lines = ["| crawl (relevant pages in its trace) | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
     for one in scored:
         stops = [settled_at(one.scores, k, window) for k, window in rules]
         stops += [waited_until(one.scores, k, ratio) for k, ratio in waits]
+        stops += [paced_until(one.scores, window, drop) for window, drop in paces]
         cells = [
             f"not within {len(one.scores)}" if stop is None else f"{stop} ({int(one.relevant[:stop].sum())} relevant)"
             for stop in stops
@@ -132,6 +196,10 @@ def main(argv: list[str] | None = None) -> int:
         "--wait", action="append", type=_wait, metavar="K:RATIO",
         help="the crawl's own wait: no page joined the K best near the best for RATIO x the pages it took (repeatable)",
     )  # fmt: skip
+    parser.add_argument(
+        "--pace", action="append", type=_pace, metavar="WINDOW:DROP",
+        help="the crawl's waits as they are: --wait 10:1 and the pace of pages near the best (repeatable; 0:0 none)",
+    )  # fmt: skip
     parser.add_argument("--strategy", default="*", help="replay this strategy's crawls only (default: every crawl)")
     parser.add_argument("--labels", help="labels JSON file (default: the one the run used, beside its topics file)")
     args = parser.parse_args(argv)
@@ -140,8 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     except (BadInput, TopicsError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    rules = args.rule or ([] if args.wait else [(5, 50), (10, 200)])
-    print("\n".join(rows(scored, rules, args.wait)))
+    rules = args.rule or ([] if args.wait or args.pace else [(5, 50), (10, 200)])
+    print("\n".join(rows(scored, rules, args.wait, args.pace)))
     return 0
 
 

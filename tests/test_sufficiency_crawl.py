@@ -153,7 +153,8 @@ async def traced_crawl(settings, **spider_kwargs):
 async def test_crawl_closes_sufficient_after_the_answer_pages(answer_site):
     site, url = answer_site
     budget = len(site.pages)
-    # The pace's window (ADAPTIVE_STOP_HARVEST_WINDOW, 100 by default) sized to the site's 120 pages.
+    # The pace of pages near the best waited for too (ADAPTIVE_STOP_HARVEST_WINDOW), over a window
+    # sized to the site's 120 pages.
     window = 30
     result, trace = await traced_crawl(
         self_stopping(CLOSESPIDER_PAGECOUNT=budget, ADAPTIVE_STOP_HARVEST_WINDOW=window),
@@ -210,6 +211,7 @@ async def test_report_next_to_the_feed_and_offline_recomputation(answer_site, tm
         FEEDS={str(feed): {"format": "jsonlines"}},
         ADAPTIVE_SUFFICIENCY_REPORT="auto",
         ADAPTIVE_SUFFICIENCY_LOG_INTERVAL=0.05,
+        ADAPTIVE_STOP_HARVEST_WINDOW=30,  # the pace's window sized to the site's 120 pages
     )
     result, trace = await traced_crawl(settings, query=QUERY, start_urls=url + "/")
     progress = [r.getMessage() for r in caplog.records if r.name == "adaptive_spider.crawl.pipelines"]
@@ -219,6 +221,7 @@ async def test_report_next_to_the_feed_and_offline_recomputation(answer_site, tm
     stats = result.stats
     assert report["finish_reason"] == stats["finish_reason"] == report["stop_reason"], trace
     assert report["summary"]["sufficiency"] == stats["adaptive/sufficiency/sufficiency"]
+    assert report["stop_settings"]["harvest_window"] == 30 and report["stop_settings"]["harvest_drop"] == 0.1
     assert {row["term"] for row in report["terms"]} == {"repot", "orchid", "bark", "root"}
     assert len(report["sufficiency_by_page"]) == stats["adaptive/sufficiency/pages"]
     # The saved knowledge base gives the same metrics offline.
@@ -228,7 +231,18 @@ async def test_report_next_to_the_feed_and_offline_recomputation(answer_site, tm
     assert estimator.metrics().as_dict() == summary
     assert estimator.best_changed_at == report["summary"]["best_changed_at"] > 0
     done = subprocess.run(
-        [sys.executable, "-m", "scrapy", "sufficiency", str(feed), "--query", QUERY, "--json"],
+        [
+            sys.executable,
+            "-m",
+            "scrapy",
+            "sufficiency",
+            str(feed),
+            "--query",
+            QUERY,
+            "--json",
+            "-s",
+            "ADAPTIVE_STOP_HARVEST_WINDOW=30",
+        ],
         cwd=PROJECT,
         capture_output=True,
         text=True,

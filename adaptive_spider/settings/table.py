@@ -1093,7 +1093,9 @@ SECTIONS: tuple[Section, ...] = (
                     "Nor while pages near its best still come at more than HARVEST_DROP x their best pace: the "
                     "last HARVEST_WINDOW pages must hold at most that share of the most pages near the best (0.7 of "
                     "the best page's relevance or more, when they came) that any HARVEST_WINDOW pages in a row held; "
-                    "waits for nothing until a page reaches ADAPTIVE_RELEVANT_THRESHOLD (0: no such wait)."
+                    "waits for nothing until a page reaches ADAPTIVE_RELEVANT_THRESHOLD. Across many sites (from a "
+                    "hub) the crawl then stops with most of its topic, not before it; on one site it reads some two "
+                    "times the pages (docs/sufficiency.md). 0: no such wait, for a quick answer from one site."
                 ),
             ),
             (

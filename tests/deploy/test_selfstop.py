@@ -104,7 +104,8 @@ def test_a_spider_without_items_stops_sufficient_after_the_answer_pages(answer_s
     fetched, then `sufficient` well before the end of the site."""
     site, url = answer_site
     budget = len(site.pages)
-    query = "-s", f"ADAPTIVE_QUERY={ANSWER_QUERY}"
+    # The pace's window (ADAPTIVE_STOP_HARVEST_WINDOW, 100) sized to the site's 120 pages, as there.
+    query = "-s", f"ADAPTIVE_QUERY={ANSWER_QUERY}", "-s", "ADAPTIVE_STOP_HARVEST_WINDOW=30"
     process = self_stopping_crawl("follow", "default", url + "/", budget, tmp_path / "answer.jsonl", *query)
     reason, fetched, items, log = outcome(process)
     assert reason == "sufficient", log[-3000:]

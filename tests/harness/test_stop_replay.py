@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 
 from adaptive_spider.relevance.scoring import QueryTerms
+from adaptive_spider.settings.config import AdaptiveConfig
 from adaptive_spider.sufficiency.estimator import SufficiencyEstimator
-from benchmarks.stop_replay import main, settled_at, waited_until
+from adaptive_spider.sufficiency.knowledge import estimator_from_config
+from adaptive_spider.sufficiency.stopping import StopRule
+from benchmarks.stop_replay import main, paced_until, settled_at, waited_until
 
 
 def test_the_rule_stops_when_the_k_best_scores_have_not_changed_for_the_window():
@@ -36,6 +39,45 @@ def test_the_wait_ends_where_the_crawls_estimator_says_its_best_pages_settled():
     assert waited_until(scores, k=10, ratio=5.0, min_pages=10) is None
 
 
+def crawl_settles_at(scores, **settings):
+    """The first page after which the crawl's StopRule counts its waits as over."""
+    config = AdaptiveConfig.from_settings({"ADAPTIVE_QUERY": "alpha", **settings})
+    estimator = estimator_from_config(config)
+    rule = StopRule(config, estimator)
+    for i, score in enumerate(scores.tolist()):
+        estimator.update({"url": f"http://x.test/{i}", "text": f"alpha page {i} words {i * 7919}", "relevance": score})
+        if estimator.n_pages >= config.stop_min_pages and rule.settled():
+            return estimator.n_pages
+    return None
+
+
+def test_the_pace_ends_where_the_crawls_stop_rule_says_both_waits_are_over():
+    rng = np.random.default_rng(5)
+    # A burst of good pages, a lull, a second burst near the best but not among the ten best
+    # (a topic's second site, 0.65-0.78 against 0.8-0.9), then the long tail.
+    scores = np.round(
+        np.concatenate(
+            [
+                rng.uniform(0, 0.4, 20),
+                rng.uniform(0.8, 0.9, 30),
+                rng.uniform(0, 0.4, 40),
+                rng.uniform(0.65, 0.78, 25),
+                rng.uniform(0, 0.45, 400),
+            ]
+        ),
+        3,
+    )
+    with_pace = crawl_settles_at(scores, ADAPTIVE_STOP_HARVEST_WINDOW=50, ADAPTIVE_STOP_HARVEST_DROP=0.1)
+    without = crawl_settles_at(scores, ADAPTIVE_STOP_HARVEST_WINDOW=0)
+    assert without is not None and with_pace is not None and without < with_pace
+    assert without <= 100 and 115 + 40 <= with_pace < len(scores)  # most of a window after the second burst
+    assert paced_until(scores, window=50, drop=0.1) == with_pace
+    assert paced_until(scores, window=0, drop=0.1) == without == waited_until(scores, k=10, ratio=1.0)
+    # Scores that never reach the relevant threshold (0.5) leave the best pages' wait alone.
+    low = scores * 0.5
+    assert paced_until(low, window=50, drop=0.1) == waited_until(low, k=10, ratio=1.0) == crawl_settles_at(low)
+
+
 @pytest.mark.benchmark
 def test_a_traced_run_is_replayed_with_each_rule(traced_run, capsys):
     out, _ = traced_run
@@ -50,6 +92,12 @@ def test_a_traced_run_is_replayed_with_each_rule(traced_run, capsys):
     assert main([str(out), "--strategy", "bestfirst", "--wait", "10:1"]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == "| crawl (relevant pages in its trace) | wait k=10, ratio=1 |"
+    assert main([str(out), "--strategy", "bestfirst", "--wait", "10:1", "--pace", "0:0", "--pace", "100:0.1"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].endswith("| wait and pace window=0, drop=0 | wait and pace window=100, drop=0.1 |")
+    (row,) = [line for line in printed if line.startswith("| demo-astronomy-bestfirst-1 (")]
+    waited, no_pace = row.split(" | ")[1:3]
+    assert waited == no_pace  # no window: the best pages' wait alone
     assert main([str(out), "--strategy", "tres"]) == 2
     assert "no traces of tres" in capsys.readouterr().err
 
@@ -61,5 +109,8 @@ def test_a_bad_rule_or_a_run_without_traces_is_a_clear_error(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([str(tmp_path), "--wait", "10:0"])
     assert "give K:RATIO" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([str(tmp_path), "--pace", "100:2"])
+    assert "give WINDOW:DROP" in capsys.readouterr().err
     assert main([str(tmp_path)]) == 2
     assert "not a harness output folder" in capsys.readouterr().err
