@@ -40,6 +40,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -81,6 +82,8 @@ class TraceScores:
     scores: np.ndarray
     relevant: np.ndarray
     hit_at: float
+    #: Each scored page's host, in fetch order (for rules that look at each site apart).
+    hosts: tuple[str, ...] = ()
 
     def row(self) -> dict[str, Any]:
         scores, relevant = self.scores, self.relevant
@@ -110,7 +113,7 @@ def score_trace(urls: list[str], topic: Topic, settings: dict[str, Any], web: An
     )
     state = CrawlState(config)  # the page score, or ADAPTIVE_RELEVANCE's model, as a crawl would score pages
     wanted = {canonical_url(url) for url in relevant}
-    scores, labels = [], []
+    scores, labels, hosts = [], [], []
     for url in urls:
         response = web.get(url)
         for _ in range(5):  # the trace has the URL requested; the page is where it redirects
@@ -122,7 +125,10 @@ def score_trace(urls: list[str], topic: Topic, settings: dict[str, Any], web: An
         fields = html_page_fields(response.body.decode("utf-8", "replace"), url)
         scores.append(state.page_relevance(fields)[0])
         labels.append(canonical_url(url) in wanted)
-    return TraceScores(topic.id, "", np.array(scores), np.array(labels, dtype=bool), config.relevant_threshold)
+        hosts.append(urlsplit(url).hostname or "")
+    return TraceScores(
+        topic.id, "", np.array(scores), np.array(labels, dtype=bool), config.relevant_threshold, tuple(hosts)
+    )
 
 
 def _format(value: float | None) -> str:

@@ -17,7 +17,11 @@ reported with the topic's relevant pages found by then.
   ``ADAPTIVE_STOP_HARVEST_DROP=DROP``: the wait above (``--wait 10:1``), and until the last ``WINDOW``
   pages held at most ``DROP`` x the most pages near the best (``BEST_SHARE`` of the best score when
   they came) that any ``WINDOW`` pages in a row held; no such wait while no score reached the
-  relevant threshold.
+  relevant threshold. ``WINDOW:DROP:HOST_WINDOW`` also waits, as a rule not built into the
+  crawl, while any host fetched within the last ``WINDOW`` pages still gives pages near the best
+  at more than ``DROP`` x its own best pace over its last ``HOST_WINDOW`` pages: a slow host the
+  frontier holds back delivers a topic's pages at its own pace, which the pace per page fetched
+  reads as the topic running out.
 
 ::
 
@@ -35,6 +39,7 @@ import argparse
 import heapq
 import sys
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -99,15 +104,22 @@ def paced_until(
     share: float = BEST_SHARE,
     min_pages: int = MIN_PAGES,
     relevant_threshold: float = RELEVANT_THRESHOLD,
+    hosts: Sequence[str] = (),
+    host_window: int = 0,
 ) -> int | None:
     """The first page count at which both of the crawl's waits are over (None: not within the
     scores): the best pages' (:func:`waited_until`) and the pace's, as the estimator's
-    ``harvest_settled`` (``window`` 0: the first alone)."""
+    ``harvest_settled`` (``window`` 0: the first alone). With ``host_window`` and each page's
+    host, also each host's pace over its own last ``host_window`` pages, for the hosts fetched
+    within the last ``window`` pages (a replay of a rule the crawl does not have)."""
+    if host_window and len(hosts) != len(scores):
+        raise ValueError("host_window needs the host of every scored page")
     best: list[float] = []  # a min-heap of the k best scores so far
     top = 0.0
     changed = 0
     near: deque[int] = deque(maxlen=window or 1)
     peak = 0
+    per_host: dict[str, _HostPace] = {}
     for count, score in enumerate(scores.tolist(), 1):
         is_near = score > 0 and score >= share * top
         if score > 0 and (len(best) < k or score > best[0]):
@@ -121,11 +133,34 @@ def paced_until(
         near.append(int(is_near))
         if window and count >= window:
             peak = max(peak, sum(near))
+        if host_window:
+            per_host.setdefault(hosts[count - 1], _HostPace(host_window)).add(int(is_near), count)
         best_over = count >= min_pages and count - changed >= max(min_pages, ratio * changed)
         pace_over = not window or top < relevant_threshold or (count >= window and sum(near) <= drop * peak)
+        if best_over and pace_over and top >= relevant_threshold and per_host:
+            pace_over = not any(host.keeps_pace(count, window, drop) for host in per_host.values())
         if best_over and pace_over:
             return count
     return None
+
+
+class _HostPace:
+    """One host's pages near the best over its own last ``window`` pages, and their best count."""
+
+    def __init__(self, window: int) -> None:
+        self.near: deque[int] = deque(maxlen=window)
+        self.peak = 0
+        self.last_page = 0
+
+    def add(self, is_near: int, count: int) -> None:
+        self.near.append(is_near)
+        self.last_page = count
+        # Counted before the window is full too: a slow host's first pages near the best count.
+        self.peak = max(self.peak, sum(self.near))
+
+    def keeps_pace(self, count: int, recent: int, drop: float) -> bool:
+        """Fetched within the last ``recent`` pages, and its last pages still above ``drop`` x its peak."""
+        return count - self.last_page < recent and self.peak > 0 and sum(self.near) > drop * self.peak
 
 
 def _pair(text: str, second: type, form: str) -> tuple[int, float]:
@@ -149,14 +184,16 @@ def _wait(text: str) -> tuple[int, float]:
     return _pair(text, float, "K:RATIO, a positive integer and a positive number (e.g. 10:1)")
 
 
-def _pace(text: str) -> tuple[int, float]:
-    window, colon, rest = text.partition(":")
+def _pace(text: str) -> tuple[int, float, int]:
+    parts = text.split(":")
     try:
-        parsed = int(window), float(rest)
-    except ValueError:
-        parsed = (-1, -1.0)
-    if not colon or parsed[0] < 0 or not 0 <= parsed[1] <= 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give WINDOW:DROP, an integer >= 0 and a share (e.g. 100:0.1)")
+        parsed = int(parts[0]), float(parts[1]), int(parts[2]) if len(parts) == 3 else 0
+    except (ValueError, IndexError):
+        parsed = (-1, -1.0, -1)
+    if len(parts) > 3 or parsed[0] < 0 or not 0 <= parsed[1] <= 1 or parsed[2] < 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give WINDOW:DROP[:HOST_WINDOW], an integer >= 0, a share and an integer >= 0 (e.g. 100:0.1)"
+        )
     return parsed
 
 
@@ -164,17 +201,19 @@ def rows(
     scored: list[TraceScores],
     rules: list[tuple[int, int]],
     waits: list[tuple[int, float]] | None = None,
-    paces: list[tuple[int, float]] | None = None,
+    paces: list[tuple[int, float, int]] | None = None,
 ) -> list[str]:
     waits = waits or []
     paces = paces or []
     heads = [f"k={k}, window={w}" for k, w in rules] + [f"wait k={k}, ratio={r:g}" for k, r in waits]
-    heads += [f"wait and pace window={w}, drop={d:g}" for w, d in paces]
+    heads += [f"wait and pace window={w}, drop={d:g}" + (f", each host's {h}" if h else "") for w, d, h in paces]
     lines = ["| crawl (relevant pages in its trace) | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
     for one in scored:
         stops = [settled_at(one.scores, k, window) for k, window in rules]
         stops += [waited_until(one.scores, k, ratio) for k, ratio in waits]
-        stops += [paced_until(one.scores, window, drop) for window, drop in paces]
+        stops += [
+            paced_until(one.scores, window, drop, hosts=one.hosts, host_window=each) for window, drop, each in paces
+        ]
         cells = [
             f"not within {len(one.scores)}" if stop is None else f"{stop} ({int(one.relevant[:stop].sum())} relevant)"
             for stop in stops
@@ -197,8 +236,9 @@ def main(argv: list[str] | None = None) -> int:
         help="the crawl's own wait: no page joined the K best near the best for RATIO x the pages it took (repeatable)",
     )  # fmt: skip
     parser.add_argument(
-        "--pace", action="append", type=_pace, metavar="WINDOW:DROP",
-        help="the crawl's waits as they are: --wait 10:1 and the pace of pages near the best (repeatable; 0:0 none)",
+        "--pace", action="append", type=_pace, metavar="WINDOW:DROP[:HOST_WINDOW]",
+        help="the crawl's waits as they are: --wait 10:1 and the pace of pages near the best (repeatable; 0:0"
+        " none); HOST_WINDOW: also each host's own pace over its last HOST_WINDOW pages (not in the crawl)",
     )  # fmt: skip
     parser.add_argument("--strategy", default="*", help="replay this strategy's crawls only (default: every crawl)")
     parser.add_argument("--labels", help="labels JSON file (default: the one the run used, beside its topics file)")

@@ -114,3 +114,24 @@ def test_a_bad_rule_or_a_run_without_traces_is_a_clear_error(tmp_path, capsys):
     assert "give WINDOW:DROP" in capsys.readouterr().err
     assert main([str(tmp_path)]) == 2
     assert "not a harness output folder" in capsys.readouterr().err
+
+
+def test_each_hosts_pace_keeps_the_replay_going_while_a_slow_host_still_gives_pages_near_the_best():
+    rng = np.random.default_rng(7)
+    # A fast host's burst of good pages, then a slow host that gives one page in forty, each
+    # near the best at first (0.72, below the ten best) and then not (0.2), among fast pages of 0-0.3.
+    scores = list(rng.uniform(0, 0.4, 20)) + list(rng.uniform(0.8, 0.9, 30))
+    hosts = ["a.test"] * 50
+    for i in range(1200):
+        slow = i % 40 == 39
+        scores.append((0.72 if i < 800 else 0.2) if slow else float(rng.uniform(0, 0.3)))
+        hosts.append("slow.test" if slow else "b.test")
+    scores = np.round(np.array(scores), 3)
+    per_page = paced_until(scores, window=100, drop=0.1)
+    per_host = paced_until(scores, window=100, drop=0.1, hosts=hosts, host_window=10)
+    assert per_page is not None and per_page < 300  # the slow host's pages are 1 in 40: a tenth of the burst's pace
+    # Until nine of the slow host's last ten pages are no longer near the best (page 50 + 800 + 9 x 40).
+    assert per_host is not None and 50 + 800 + 8 * 40 < per_host <= 50 + 800 + 9 * 40
+    assert paced_until(scores, window=100, drop=0.1, hosts=hosts, host_window=0) == per_page
+    with pytest.raises(ValueError, match="host of every scored page"):
+        paced_until(scores, window=100, drop=0.1, hosts=hosts[:10], host_window=10)
