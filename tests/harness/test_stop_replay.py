@@ -10,7 +10,7 @@ from adaptive_spider.settings.config import AdaptiveConfig
 from adaptive_spider.sufficiency.estimator import SufficiencyEstimator
 from adaptive_spider.sufficiency.knowledge import estimator_from_config
 from adaptive_spider.sufficiency.stopping import StopRule
-from benchmarks.stop_replay import main, paced_until, settled_at, waited_until
+from benchmarks.stop_replay import _pace, main, paced_until, settled_at, waited_until
 
 
 def test_the_rule_stops_when_the_k_best_scores_have_not_changed_for_the_window():
@@ -112,6 +112,11 @@ def test_a_bad_rule_or_a_run_without_traces_is_a_clear_error(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([str(tmp_path), "--pace", "100:2"])
     assert "give WINDOW:DROP" in capsys.readouterr().err
+    for bad in ("100:0.1:-5", "100:0.1:x", "100:0.1:25:3"):
+        with pytest.raises(SystemExit):
+            main([str(tmp_path), "--pace", bad])
+        assert "give WINDOW:DROP[:HOST_WINDOW]" in capsys.readouterr().err
+    assert _pace("100:0.1:25") == (100, 0.1, 25) and _pace("100:0.1") == (100, 0.1, 0)
     assert main([str(tmp_path)]) == 2
     assert "not a harness output folder" in capsys.readouterr().err
 
